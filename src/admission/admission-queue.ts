@@ -1,0 +1,106 @@
+import { IndexedMinHeap, type HeapItem } from '../shared/indexed-min-heap';
+import { LinkedList, type ListNode } from '../shared/linked-list';
+import type { Permit, PermitSignalSource } from './permit';
+
+/** Where a request is in its lifecycle; `done` is terminal. */
+export type EntryState = 'queued' | 'active' | 'done';
+
+/** One waiter of a queued request (an `acquire` or an `await`). */
+export interface Waiter {
+  resolve(permit: Permit): void;
+  reject(reason: unknown): void;
+}
+
+/** Per-agent bookkeeping; dropped when the agent has neither active nor queued work. */
+export class AgentState implements HeapItem {
+  active = 0;
+  readonly queue = new LinkedList<RequestEntry>();
+  heapIndex = -1;
+
+  constructor(
+    readonly id: string,
+    readonly limit: number,
+  ) {}
+
+  get hasCapacity(): boolean {
+    return this.active < this.limit;
+  }
+}
+
+/** A submitted request: queued, active (holding a permit) or done. */
+export class RequestEntry implements ListNode<RequestEntry>, HeapItem {
+  prev: RequestEntry | null = null;
+  next: RequestEntry | null = null;
+  heapIndex = -1;
+  state: EntryState = 'queued';
+  permit: Permit | undefined = undefined;
+  permitSource: PermitSignalSource | undefined = undefined;
+  waiters: Waiter[] | null = null;
+  ownerListener: (() => void) | undefined = undefined;
+  signalListener: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly ref: string,
+    readonly agent: AgentState,
+    readonly seq: number,
+    /** Absolute monotonic ms; `Infinity` never expires. */
+    readonly deadline: number,
+    readonly submittedAt: number,
+    readonly owner: AbortSignal | undefined,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+}
+
+const olderHead = (a: AgentState, b: AgentState) => (a.queue.head as RequestEntry).seq < (b.queue.head as RequestEntry).seq;
+const earlierDeadline = (a: RequestEntry, b: RequestEntry) =>
+  a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq);
+
+/**
+ * The queued requests: a FIFO per agent, a heap of the agents that have queued work and spare
+ * capacity keyed by the sequence number of their head ("eligible heads"), and a heap of finite
+ * deadlines. Dispatch and expiry are O(log A) and O(log n) per request, never a scan.
+ */
+export class AdmissionQueue {
+  private readonly eligible = new IndexedMinHeap<AgentState>(olderHead);
+  private readonly deadlines = new IndexedMinHeap<RequestEntry>(earlierDeadline);
+  length = 0;
+
+  enqueue(entry: RequestEntry): void {
+    const agent = entry.agent;
+    agent.queue.push(entry);
+    this.length++;
+    if (entry.deadline !== Infinity) this.deadlines.push(entry);
+    if (agent.queue.size === 1) this.refresh(agent);
+  }
+
+  remove(entry: RequestEntry): void {
+    const agent = entry.agent;
+    const wasHead = agent.queue.head === entry;
+    agent.queue.remove(entry);
+    this.length--;
+    if (entry.heapIndex >= 0) this.deadlines.remove(entry);
+    if (wasHead) this.refresh(agent);
+  }
+
+  /** Re-evaluates whether `agent` is eligible (queued work and spare capacity) and re-keys it. */
+  refresh(agent: AgentState): void {
+    const eligible = agent.queue.size > 0 && agent.active < agent.limit;
+    const inHeap = agent.heapIndex >= 0;
+    if (eligible) {
+      if (inHeap) this.eligible.update(agent);
+      else this.eligible.push(agent);
+    } else if (inHeap) {
+      this.eligible.remove(agent);
+    }
+  }
+
+  /** The oldest queued request whose agent has capacity. */
+  oldestEligible(): RequestEntry | undefined {
+    return this.eligible.peek()?.queue.head ?? undefined;
+  }
+
+  /** The queued request with the earliest finite deadline. */
+  earliestDeadline(): RequestEntry | undefined {
+    return this.deadlines.peek();
+  }
+}

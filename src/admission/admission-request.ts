@@ -1,0 +1,76 @@
+import { isPlainObject } from '../shared/plain-object';
+import type { OverflowMode, ResolvedAdmissionConfig } from './admission-config';
+import { isTimeoutMs } from './admission-config';
+import { AdmissionError } from './admission.errors';
+
+/** Options of `submit`, `acquire` and `run` (spec 01 §4). Unknown keys are ignored. */
+export interface AdmissionRequestOptions {
+  /**
+   * Lifetime of the work. Abort while queued removes the request (`owner_down`); abort while
+   * active revokes the permit. Without an owner a permit lives until release or cancel.
+   */
+  owner?: AbortSignal;
+  /** The waiting caller. Abort while queued removes the request; no effect once granted. */
+  signal?: AbortSignal;
+  /** What to do without capacity. @default the controller's `overflow` */
+  overflow?: OverflowMode;
+  /** Absolute monotonic ms (any finite number, even in the past) or `'infinity'`; wins over `queueTimeoutMs`. */
+  deadline?: number | 'infinity';
+  /** Safe integer ≥ 0 or `'infinity'`, turned into `now + queueTimeoutMs` at submit. @default the controller's `defaultQueueTimeoutMs` */
+  queueTimeoutMs?: number | 'infinity';
+}
+
+/** Request options after validation: the deadline is absolute (`Infinity` for none). */
+export interface ParsedRequest {
+  owner: AbortSignal | undefined;
+  signal: AbortSignal | undefined;
+  overflow: OverflowMode;
+  deadline: number;
+}
+
+const invalid = (field: string) => new AdmissionError('invalid_admission_options', { field });
+
+/** Validates every present option (even an overridden one) and computes the absolute deadline. */
+export function parseRequestOptions(
+  opts: AdmissionRequestOptions | undefined,
+  config: ResolvedAdmissionConfig,
+  now: number,
+): ParsedRequest {
+  if (opts === undefined) {
+    return { owner: undefined, signal: undefined, overflow: config.overflow, deadline: now + config.defaultQueueTimeoutMs };
+  }
+  let owner, signal, overflow, deadline, queueTimeoutMs;
+  try {
+    if (!isPlainObject(opts)) throw invalid('opts');
+    ({ owner, signal, overflow, deadline, queueTimeoutMs } = opts);
+  } catch {
+    // includes a getter or proxy trap that throws: the caller gets a typed error, never its exception
+    throw invalid('opts');
+  }
+  if (owner !== undefined && !(owner instanceof AbortSignal)) throw invalid('owner');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('signal');
+  if (overflow !== undefined && overflow !== 'reject' && overflow !== 'queue') throw invalid('overflow');
+  if (deadline !== undefined && !isDeadline(deadline)) throw invalid('deadline');
+  if (queueTimeoutMs !== undefined && !isTimeoutMs(queueTimeoutMs)) throw invalid('queueTimeoutMs');
+  return {
+    owner,
+    signal,
+    overflow: overflow ?? config.overflow,
+    deadline: deadline !== undefined ? toNumber(deadline) : now + (queueTimeoutMs !== undefined ? toNumber(queueTimeoutMs) : config.defaultQueueTimeoutMs),
+  };
+}
+
+/** `now + ms`, or `'infinity'`; `ms` must be a safe integer ≥ 0 or `'infinity'`. */
+export function deadlineAfterMs(ms: number | 'infinity', now: number): number | 'infinity' {
+  if (!isTimeoutMs(ms)) throw invalid('ms');
+  return ms === 'infinity' || ms === Infinity ? 'infinity' : now + ms;
+}
+
+function isDeadline(value: unknown): value is number | 'infinity' {
+  return value === 'infinity' || value === Infinity || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function toNumber(value: number | 'infinity'): number {
+  return value === 'infinity' ? Infinity : value;
+}
+

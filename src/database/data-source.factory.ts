@@ -1,0 +1,40 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
+
+/** Name of the table where TypeORM records the applied migrations of this package. */
+export const MIGRATIONS_TABLE = 'agent_runtime_migrations';
+
+/**
+ * Options of a TypeORM data source on `url` carrying this package's migrations. Schemas are only
+ * ever created by migrations: `synchronize` is off, and a connection failure is reported at once
+ * instead of being retried.
+ */
+export function agentRuntimeDataSourceOptions(url: string, overrides: Partial<DataSourceOptions> = {}): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    migrations: AGENT_RUNTIME_MIGRATIONS,
+    migrationsTableName: MIGRATIONS_TABLE,
+    connectTimeoutMS: 5000,
+    ...overrides,
+  } as DataSourceOptions;
+}
+
+/** A new (not yet initialised) data source on `url` with this package's migrations. */
+export function createAgentRuntimeDataSource(url: string, overrides: Partial<DataSourceOptions> = {}): DataSource {
+  return new DataSource(agentRuntimeDataSourceOptions(url, overrides));
+}
+
+/** Applies every pending migration, each in its own transaction; returns their names. */
+export async function runAgentRuntimeMigrations(url: string): Promise<string[]> {
+  const dataSource = createAgentRuntimeDataSource(url);
+  await dataSource.initialize();
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((migration) => migration.name);
+  } finally {
+    await dataSource.destroy();
+  }
+}

@@ -1,0 +1,18 @@
+/** A record of non-sensitive facts attached to an error: counts, limits, field names, codes. */
+export type ErrorDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+
+/**
+ * Base of every module's error class: a stable `code` from the module's union and optional
+ * `details`. The message is derived from the code alone, so it can never carry user content.
+ */
+export abstract class AgentRuntimeError<Code extends string> extends Error {
+  readonly code: Code;
+  readonly details?: ErrorDetails;
+
+  protected constructor(name: string, code: Code, details?: ErrorDetails) {
+    super(details ? `${code} ${JSON.stringify(details)}` : code);
+    this.name = name;
+    this.code = code;
+    if (details !== undefined) this.details = Object.freeze({ ...details });
+  }
+}

@@ -1,0 +1,18 @@
+import { Client } from 'pg';
+import { MIGRATIONS_TABLE } from '../../src/database/data-source.factory';
+
+describe('test database', () => {
+  const client = new Client({ connectionString: process.env.DATABASE_URL });
+  beforeAll(() => client.connect());
+  afterAll(() => client.end());
+
+  it('is a real PostgreSQL server', async () => {
+    const { rows } = await client.query<{ version: string }>('SELECT version()');
+    expect(rows[0].version).toMatch(/^PostgreSQL \d+/);
+  });
+
+  it('has the migrations applied by the global setup', async () => {
+    const { rows } = await client.query<{ name: string | null }>('SELECT to_regclass($1)::text AS name', [MIGRATIONS_TABLE]);
+    expect(rows[0].name).toBe(MIGRATIONS_TABLE);
+  });
+});
