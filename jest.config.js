@@ -9,4 +9,5 @@ module.exports = {
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 30000,
   maxWorkers: 2,
+  testEnvironmentOptions: { globalsCleanup: 'off' },
 };

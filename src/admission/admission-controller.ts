@@ -8,7 +8,7 @@ import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { isValidAgentId } from './agent-id';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry, type Waiter } from './admission-queue';
-import { deadlineAfterMs, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';
+import { deadlineAfterMs, isAbortSignal, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';
 import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, SubmitResult } from './admission.types';
 import { AdmissionError } from './admission.errors';
 import { createPermit, PermitSignalSource, type Permit, type RevocationOutcome } from './permit';
@@ -152,14 +152,8 @@ export class AdmissionController {
    * Runs `fn` under a permit and releases it on every path. Without `owner`, `opts.signal` also
    * serves as owner, so aborting it stops queued and running work alike.
    */
-  async run<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
-    if (typeof fn !== 'function') throw invalidOptions('fn');
-    const permit = await this.acquire(agentId, withSignalAsOwner(opts));
-    try {
-      return await fn(permit, permit.signal);
-    } finally {
-      this.release(permit);
-    }
+  run<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
+    return handled(this.runUnderPermit(agentId, fn, opts));
   }
 
   /** Aggregate counts and limits: no permit ids, request refs, signals or content. */
@@ -177,6 +171,7 @@ export class AdmissionController {
         this.draining = true;
         this.drainStartedAt = this.clock.wallNow();
         const now = this.now();
+        this.purge(now);
         for (const entry of this.requests.values()) {
           if (entry.state === 'queued') this.removeQueued(entry, new AdmissionError('deployment_draining'), 'deployment_draining', now);
         }
@@ -210,6 +205,16 @@ export class AdmissionController {
   }
 
   // ---- transitions -------------------------------------------------------------------------
+
+  private async runUnderPermit<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
+    if (typeof fn !== 'function') throw invalidOptions('fn');
+    const permit = await this.acquire(agentId, withSignalAsOwner(opts));
+    try {
+      return await fn(permit, permit.signal);
+    } finally {
+      this.release(permit);
+    }
+  }
 
   private submitEntry(agentId: unknown, opts: unknown): RequestEntry {
     if (this.draining) throw new AdmissionError('deployment_draining');
@@ -478,7 +483,7 @@ function permitIdOf(permit: unknown): string {
 
 function withSignalAsOwner(opts: AdmissionRequestOptions | undefined): AdmissionRequestOptions | undefined {
   try {
-    if (isPlainObject(opts) && opts.owner === undefined && opts.signal !== undefined) return { ...opts, owner: opts.signal as AbortSignal };
+    if (isPlainObject(opts) && opts.owner === undefined && isAbortSignal(opts.signal)) return { ...opts, owner: opts.signal };
   } catch {
     // let acquire report the hostile options as invalid
   }

@@ -47,8 +47,8 @@ export function parseRequestOptions(
     // includes a getter or proxy trap that throws: the caller gets a typed error, never its exception
     throw invalid('opts');
   }
-  if (owner !== undefined && !(owner instanceof AbortSignal)) throw invalid('owner');
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalid('signal');
+  if (owner !== undefined && !isAbortSignal(owner)) throw invalid('owner');
+  if (signal !== undefined && !isAbortSignal(signal)) throw invalid('signal');
   if (overflow !== undefined && overflow !== 'reject' && overflow !== 'queue') throw invalid('overflow');
   if (deadline !== undefined && !isDeadline(deadline)) throw invalid('deadline');
   if (queueTimeoutMs !== undefined && !isTimeoutMs(queueTimeoutMs)) throw invalid('queueTimeoutMs');
@@ -58,6 +58,19 @@ export function parseRequestOptions(
     overflow: overflow ?? config.overflow,
     deadline: deadline !== undefined ? toNumber(deadline) : now + (queueTimeoutMs !== undefined ? toNumber(queueTimeoutMs) : config.defaultQueueTimeoutMs),
   };
+}
+
+const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get;
+
+/** True for a genuine `AbortSignal`; an object that merely inherits from its prototype throws on use. */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (!(value instanceof AbortSignal)) return false;
+  try {
+    abortedGetter?.call(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** `now + ms`, or `'infinity'`; `ms` must be a safe integer ≥ 0 or `'infinity'`. */

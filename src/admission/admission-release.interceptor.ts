@@ -1,0 +1,25 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { finalize, type Observable } from 'rxjs';
+import { AdmissionController } from './admission-controller';
+import { releaseOnce } from './admission-release';
+import { ADMISSION_REQUEST_STATE, type AdmissionRequestState } from './admission.constants';
+
+/**
+ * Releases the request's permit when the handler's observable completes, errors or is unsubscribed:
+ * never while the handler still runs, even if the client has gone. A handler returning a stream is
+ * admitted for producing the value, not for its transfer.
+ */
+@Injectable()
+export class AdmissionReleaseInterceptor implements NestInterceptor {
+  constructor(private readonly controller: AdmissionController) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const state =
+      context.getType() === 'http'
+        ? context.switchToHttp().getRequest<{ [ADMISSION_REQUEST_STATE]?: AdmissionRequestState }>()[ADMISSION_REQUEST_STATE]
+        : undefined;
+    if (!state || state.interceptorAttached) return next.handle();
+    state.interceptorAttached = true;
+    return next.handle().pipe(finalize(() => releaseOnce(this.controller, state)));
+  }
+}

@@ -1,0 +1,43 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
+import { AdmissionGuard } from './admission.guard';
+import { AdmissionReleaseInterceptor } from './admission-release.interceptor';
+import {
+  ADMISSION_REQUEST_STATE,
+  ADMISSION_ROUTE,
+  type AdmissionRequestState,
+  type AdmissionRouteMetadata,
+  type AdmissionRouteOptions,
+  type AgentIdSource,
+} from './admission.constants';
+
+/**
+ * Admits requests of a controller or handler (handler metadata wins) for `agent`: a fixed id or a
+ * resolver of the execution context. Applies `AdmissionGuard` and `AdmissionReleaseInterceptor`.
+ *
+ * @example
+ * @Post('agents/:agent/invoke')
+ * @Admission((ctx) => ctx.switchToHttp().getRequest().params.agent, { overflow: 'queue' })
+ * invoke(@AdmissionSignal() signal: AbortSignal) { ... }
+ */
+export function Admission(agent: AgentIdSource, options: AdmissionRouteOptions = {}): ClassDecorator & MethodDecorator {
+  const metadata: AdmissionRouteMetadata = Object.freeze({ agent, options: Object.freeze({ ...options }) });
+  return applyDecorators(SetMetadata(ADMISSION_ROUTE, metadata), UseGuards(AdmissionGuard), UseInterceptors(AdmissionReleaseInterceptor));
+}
+
+function stateOf(context: ExecutionContext): AdmissionRequestState | undefined {
+  if (context.getType() !== 'http') return undefined;
+  return context.switchToHttp().getRequest<{ [ADMISSION_REQUEST_STATE]?: AdmissionRequestState }>()[ADMISSION_REQUEST_STATE];
+}
+
+/** The request's `Permit` (`undefined` on a route without admission). */
+export const AdmissionPermit = createParamDecorator((_: unknown, context: ExecutionContext) => stateOf(context)?.permit);
+
+/**
+ * A signal for the handler's work: it aborts when the client disconnects before the response is
+ * written, or when the permit is revoked. The permit itself stays held until the handler settles.
+ * `undefined` on a route without admission.
+ */
+export const AdmissionSignal = createParamDecorator((_: unknown, context: ExecutionContext) => {
+  const state = stateOf(context);
+  return state ? AbortSignal.any([state.disconnect, state.permit.signal]) : undefined;
+});

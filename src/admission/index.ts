@@ -1,0 +1,12 @@
+export { AdmissionController, type AdmissionControllerDeps } from './admission-controller';
+export type { AdmissionConfig, OverflowMode } from './admission-config';
+export type { AdmissionRequestOptions } from './admission-request';
+export type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, AgentAdmissionStatus, SubmitResult } from './admission.types';
+export { AdmissionError, type AdmissionErrorCode } from './admission.errors';
+export type { Permit, RevocationOutcome } from './permit';
+export { AdmissionModule, type AdmissionModuleAsyncOptions, type AdmissionOptionsFactory } from './admission.module';
+export { AdmissionGuard } from './admission.guard';
+export { AdmissionReleaseInterceptor } from './admission-release.interceptor';
+export { Admission, AdmissionPermit, AdmissionSignal } from './admission.decorator';
+export { ADMISSION_OPTIONS, type AdmissionRouteOptions, type AgentIdSource } from './admission.constants';
+export { admissionFailureResponse, type AdmissionErrorBody } from './admission-http';

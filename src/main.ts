@@ -1,0 +1,53 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { runAgentRuntimeMigrations } from './database/data-source.factory';
+import { openProjectDatabase } from './database/embedded-postgres';
+import { ReferenceAppModule } from './reference-app/reference-app.module';
+
+/** Boots the reference service on `DATABASE_URL` or the embedded Postgres in `.data/postgres`. */
+async function main(): Promise<void> {
+  const logger = new Logger('ReferenceService');
+  const database = await openProjectDatabase();
+  logger.log(
+    database.source === 'env'
+      ? 'database: DATABASE_URL'
+      : `database: embedded Postgres on port ${new URL(database.url).port} (${database.source === 'embedded-started' ? 'started, data in .data/postgres' : 'already running'})`,
+  );
+  const applied = await runAgentRuntimeMigrations(database.url);
+  logger.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
+
+  const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url }), { forceCloseConnections: true });
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port);
+  const base = `http://localhost:${port}`;
+  logger.log(
+    [
+      `listening on ${base}`,
+      `  curl -s -X POST ${base}/agents/a/invoke -H 'content-type: application/json' -d '{"work_ms":2000}'`,
+      `  curl -s ${base}/admission/status`,
+      `  curl -s ${base}/health/ready`,
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: draining admission, then closing`);
+    try {
+      await app.close();
+    } finally {
+      await database.stop();
+      logger.log('stopped');
+      process.exit(0);
+    }
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(`reference service failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+import { Controller, Get } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { AdmissionController } from '../admission/admission-controller';
+import { AdmissionHealthIndicator } from '../admission/admission.health';
+import type { AdmissionStatus } from '../admission/admission.types';
+import { DatabaseHealthIndicator } from '../database/database.health';
+
+/** `GET /admission/status`: the controller's aggregate, content-free status record. */
+@Controller('admission')
+export class AdmissionStatusController {
+  constructor(private readonly admission: AdmissionController) {}
+
+  @Get('status')
+  status(): AdmissionStatus {
+    return this.admission.status();
+  }
+}
+
+/** Liveness checks nothing external; readiness aggregates the components' indicators. */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly admission: AdmissionHealthIndicator,
+    private readonly database: DatabaseHealthIndicator,
+  ) {}
+
+  @Get('live')
+  @HealthCheck()
+  live() {
+    return this.health.check([]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  ready() {
+    return this.health.check([() => this.admission.isHealthy(), () => this.database.isHealthy()]);
+  }
+}
