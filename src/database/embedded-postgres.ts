@@ -129,7 +129,8 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-function assertTraversableByOthers(dir: string): void {
+/** Throws, naming the directory, when some directory on the path to `dir` is not enterable by other users. */
+export function assertTraversableByOthers(dir: string): void {
   for (let current = dir; ; current = dirname(current)) {
     const mode = statSync(current).mode;
     if ((mode & fsConstants.S_IXOTH) === 0) {
