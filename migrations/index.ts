@@ -1,5 +1,7 @@
+import { PolicyAuditLog1764400000000 } from './1764400000000-policy-audit-log';
+
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000];

@@ -1,4 +1,5 @@
 /** Event names emitted by the package's components. */
 export const TelemetryEvents = Object.freeze({
   admissionDecision: 'agent_runtime.admission.decision',
+  policyDecision: 'agent_runtime.policy.decision',
 } as const);

@@ -1,0 +1,36 @@
+export { canonicalJson } from './canonical-json';
+export type { UnsupportedJsonKind } from './json-walker';
+export { measure, measureContent, type MeasureResult } from './measure';
+export { RuntimePolicy, type RuntimePolicyDeps } from './runtime-policy';
+export {
+  DEFAULT_MAX_ARGUMENT_BYTES,
+  DEFAULT_MAX_CONTENT_BYTES,
+  type RuntimePolicyRules,
+  type RuntimePolicySelector,
+  type RuntimePolicySpec,
+} from './runtime-policy-spec';
+export {
+  INVALID_POLICY_FINGERPRINT,
+  INVALID_POLICY_ID,
+  INVALID_SUBJECT,
+  isPolicyDecision,
+  summarizeDecision,
+  verifyDecisionDigest,
+} from './policy-decision';
+export { isValidSubject, MAX_POLICY_ID_BYTES, MAX_SUBJECT_BYTES } from './policy-name';
+export { RuntimePolicyError, type RuntimePolicyCompileErrorCode, type RuntimePolicyErrorCode } from './runtime-policy.errors';
+export { AuditSink } from './audit-sink';
+export type {
+  InvalidRuntimePolicyDescription,
+  NormalizedRules,
+  NormalizedSelector,
+  PolicyBudgetKind,
+  PolicyDecision,
+  PolicyDecisionBudget,
+  PolicyDecisionEvent,
+  PolicyDecisionSummary,
+  PolicyOperation,
+  PolicyOutcome,
+  PolicyReason,
+  RuntimePolicyDescription,
+} from './runtime-policy.types';

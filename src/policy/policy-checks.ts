@@ -1,0 +1,95 @@
+import { measure, measureContent, type MeasureResult } from './measure';
+import { INVALID_SUBJECT } from './policy-decision';
+import { isValidSubject } from './policy-name';
+import { RuntimePolicyError } from './runtime-policy.errors';
+import type { CompiledPolicySpec, CompiledRules, CompiledSelector } from './runtime-policy-spec';
+import type { PolicyBudgetKind, PolicyOperation, PolicyReason } from './runtime-policy.types';
+
+/** What distinguishes `checkAgent`, `checkTool` and `checkContent` (spec 02 §4, first table). */
+export interface PolicyCheck {
+  readonly operation: PolicyOperation;
+  readonly rules: 'agents' | 'tools' | null;
+  readonly budgetKind: PolicyBudgetKind;
+  readonly measure: (value: unknown, limitBytes: number) => MeasureResult;
+  readonly invalidReason: 'invalid_arguments' | 'invalid_content';
+  readonly exceededReason: 'argument_budget_exceeded' | 'content_budget_exceeded';
+}
+
+export const AGENT_CHECK: PolicyCheck = Object.freeze({
+  operation: 'agent_invocation',
+  rules: 'agents',
+  budgetKind: 'content',
+  measure: measureContent,
+  invalidReason: 'invalid_content',
+  exceededReason: 'content_budget_exceeded',
+});
+
+export const TOOL_CHECK: PolicyCheck = Object.freeze({
+  operation: 'tool_call',
+  rules: 'tools',
+  budgetKind: 'arguments',
+  measure,
+  invalidReason: 'invalid_arguments',
+  exceededReason: 'argument_budget_exceeded',
+});
+
+export const CONTENT_CHECK: PolicyCheck = Object.freeze({
+  operation: 'content',
+  rules: null,
+  budgetKind: 'content',
+  measure: measureContent,
+  invalidReason: 'invalid_content',
+  exceededReason: 'content_budget_exceeded',
+});
+
+/** The outcome of steps 2–5 of a check, before it becomes a record. */
+export interface Verdict {
+  readonly subject: string;
+  readonly reason: PolicyReason;
+  readonly measuredBytes: number | null;
+}
+
+const matches = (selector: CompiledSelector, name: string): boolean => selector === 'all' || selector.has(name);
+
+function authorisation(rules: CompiledRules, subject: string): PolicyReason | null {
+  if (matches(rules.deny, subject)) return 'explicitly_denied';
+  return matches(rules.allow, subject) ? null : 'not_allowed';
+}
+
+/** The limit a check measures against. */
+export function limitOf(check: PolicyCheck, policy: CompiledPolicySpec): number {
+  return check.budgetKind === 'arguments' ? policy.maxArgumentBytes : policy.maxContentBytes;
+}
+
+/**
+ * Steps 2–5 of spec 02 §4: subject, authorisation, budget; the first failing step decides. The
+ * value is touched only in the budget step, so a denied subject's value is never read. Never throws.
+ */
+export function evaluateCheck(check: PolicyCheck, policy: CompiledPolicySpec, subject: unknown, value: unknown): Verdict {
+  if (!isValidSubject(subject)) return { subject: INVALID_SUBJECT, reason: 'invalid_subject', measuredBytes: null };
+  try {
+    if (check.rules !== null) {
+      const denial = authorisation(policy[check.rules], subject);
+      if (denial !== null) return { subject, reason: denial, measuredBytes: null };
+    }
+    let measured: MeasureResult;
+    try {
+      measured = check.measure(value, limitOf(check, policy));
+    } catch (error) {
+      if (!isUnmeasurable(error)) throw error;
+      return { subject, reason: check.invalidReason, measuredBytes: null };
+    }
+    if (measured.exceeded) return { subject, reason: check.exceededReason, measuredBytes: measured.bytes };
+    return { subject, reason: 'allowed', measuredBytes: measured.bytes };
+  } catch {
+    // what user code threw (an element getter, a detached buffer) is never looked at, only denied
+    return { subject, reason: 'policy_evaluation_failed', measuredBytes: null };
+  }
+}
+
+function isUnmeasurable(error: unknown): boolean {
+  return (
+    RuntimePolicyError.isRuntimePolicyError(error) &&
+    (error.code === 'unsupported_json_term' || error.code === 'invalid_utf8')
+  );
+}

@@ -1,0 +1,197 @@
+import { types } from 'node:util';
+import { systemClock, type Clock } from '../shared/clock';
+import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { sha256Hex } from '../shared/sha256';
+import { uuidV7 } from '../shared/uuid-v7';
+import { canonicalJson } from './canonical-json';
+import { isValidName, isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
+import { RuntimePolicyError } from './runtime-policy.errors';
+import type {
+  PolicyBudgetKind,
+  PolicyDecision,
+  PolicyDecisionSummary,
+  PolicyOperation,
+  PolicyOutcome,
+  PolicyReason,
+} from './runtime-policy.types';
+
+export type { PolicyDecision } from './runtime-policy.types';
+
+/** `policy_id` of decisions made on a receiver that is not a compiled policy. */
+export const INVALID_POLICY_ID = 'invalid-policy';
+/** `policy_fingerprint` of those decisions: SHA-256 of `{"status":"invalid"}`. */
+export const INVALID_POLICY_FINGERPRINT = sha256Hex(canonicalJson({ status: 'invalid' }));
+/** `subject` of a decision whose subject name was not valid. */
+export const INVALID_SUBJECT = '<invalid>';
+
+/** Everything a decision says except its id, time and digest. */
+export interface DecisionFacts {
+  readonly policyId: string;
+  readonly policyFingerprint: string;
+  readonly operation: PolicyOperation;
+  readonly subject: string;
+  readonly reason: PolicyReason;
+  readonly budgetKind: PolicyBudgetKind;
+  readonly measuredBytes: number | null;
+  readonly limitBytes: number;
+}
+
+/** Integer wall-clock ms from `clock`; a clock that throws or returns a non-integer-able value gives way to `Date.now()`. */
+function decidedAtMs(clock: Clock): number {
+  try {
+    const ms = Math.floor(clock.wallNow());
+    if (Number.isSafeInteger(ms)) return ms;
+  } catch {
+    // a broken clock must not turn a decision into an exception
+  }
+  return systemClock.wallNow();
+}
+
+/** Builds the deep-frozen decision record of spec 02 §5, digest included. */
+export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecision {
+  const decidedAt = decidedAtMs(clock);
+  const record = {
+    schema_version: 1 as const,
+    decision_id: `decision-${uuidV7(decidedAt)}`,
+    decided_at_ms: decidedAt,
+    policy_id: facts.policyId,
+    policy_fingerprint: facts.policyFingerprint,
+    operation: facts.operation,
+    subject: facts.subject,
+    outcome: (facts.reason === 'allowed' ? 'allow' : 'deny') as PolicyOutcome,
+    reason: facts.reason,
+    budget: Object.freeze({ kind: facts.budgetKind, measured_bytes: facts.measuredBytes, limit_bytes: facts.limitBytes }),
+  };
+  return Object.freeze({ ...record, decision_digest: sha256Hex(canonicalJson(record)) });
+}
+
+const DECISION_KEYS = [
+  'schema_version',
+  'decision_id',
+  'decided_at_ms',
+  'policy_id',
+  'policy_fingerprint',
+  'operation',
+  'subject',
+  'outcome',
+  'reason',
+  'budget',
+  'decision_digest',
+] as const;
+const BUDGET_KEYS = ['kind', 'measured_bytes', 'limit_bytes'] as const;
+
+const DECISION_ID = /^decision-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Reasons each operation can give, with the budget kind it measures against. */
+const REASONS_BY_OPERATION: Readonly<Record<PolicyOperation, { kind: PolicyBudgetKind; reasons: ReadonlySet<string> }>> = {
+  agent_invocation: {
+    kind: 'content',
+    reasons: new Set(['allowed', 'not_allowed', 'explicitly_denied', 'content_budget_exceeded', 'invalid_content', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+  },
+  tool_call: {
+    kind: 'arguments',
+    reasons: new Set(['allowed', 'not_allowed', 'explicitly_denied', 'argument_budget_exceeded', 'invalid_arguments', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+  },
+  content: {
+    kind: 'content',
+    reasons: new Set(['allowed', 'content_budget_exceeded', 'invalid_content', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+  },
+};
+
+/**
+ * The own data properties `keys` of a plain, non-Proxy object that has exactly those own keys;
+ * `null` otherwise. Runs no getter and no trap.
+ */
+function exactRecord<K extends string>(value: unknown, keys: readonly K[]): Record<K, unknown> | null {
+  if (typeof value !== 'object' || value === null || types.isProxy(value) || !isPlainObject(value)) return null;
+  const own = Reflect.ownKeys(value);
+  if (own.length !== keys.length) return null;
+  const record = Object.create(null) as Record<K, unknown>;
+  for (const key of keys) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    if (descriptor === undefined || !('value' in descriptor)) return null;
+    record[key] = descriptor.value;
+  }
+  return record;
+}
+
+function isOperation(value: unknown): value is PolicyOperation {
+  return value === 'agent_invocation' || value === 'tool_call' || value === 'content';
+}
+
+/**
+ * True when `value` has the shape of a decision record of spec 02 §5: exactly its keys as own data
+ * properties, each of the right type, and a reason, outcome, budget kind and measured size that fit
+ * together. The digest is checked by {@link verifyDecisionDigest}, not here. Runs no user code.
+ */
+export function isPolicyDecision(value: unknown): value is PolicyDecision {
+  const d = exactRecord(value, DECISION_KEYS);
+  if (d === null) return false;
+  const budget = exactRecord(d.budget, BUDGET_KEYS);
+  if (budget === null || !isOperation(d.operation)) return false;
+  const { kind, reasons } = REASONS_BY_OPERATION[d.operation];
+  const limit = budget.limit_bytes;
+  const measured = budget.measured_bytes;
+  if (!isSafeIntegerAtLeast(limit, 0) || budget.kind !== kind) return false;
+  if (typeof d.reason !== 'string' || !reasons.has(d.reason)) return false;
+  const measuredFits =
+    d.reason === 'allowed'
+      ? isSafeIntegerAtLeast(measured, 0) && measured <= limit
+      : d.reason.endsWith('_budget_exceeded')
+        ? isSafeIntegerAtLeast(measured, 0) && measured > limit
+        : measured === null;
+  return (
+    measuredFits &&
+    d.schema_version === 1 &&
+    typeof d.decision_id === 'string' &&
+    DECISION_ID.test(d.decision_id) &&
+    Number.isSafeInteger(d.decided_at_ms) &&
+    isValidName(d.policy_id, MAX_POLICY_ID_BYTES) &&
+    typeof d.policy_fingerprint === 'string' &&
+    SHA256_HEX.test(d.policy_fingerprint) &&
+    isValidSubject(d.subject) &&
+    d.outcome === (d.reason === 'allowed' ? 'allow' : 'deny') &&
+    typeof d.decision_digest === 'string' &&
+    SHA256_HEX.test(d.decision_digest)
+  );
+}
+
+/**
+ * Recomputes `decision_digest`: true when it equals the SHA-256 of the canonical JSON of the record
+ * without that key. False for anything that cannot be recomputed (never throws, runs no getter).
+ * A digest detects corruption of one decision; it proves nothing about who wrote it.
+ */
+export function verifyDecisionDigest(decision: unknown): boolean {
+  try {
+    if (typeof decision !== 'object' || decision === null || types.isProxy(decision) || !isPlainObject(decision)) return false;
+    const rest = Object.create(null) as Record<string, unknown>;
+    let digest: unknown;
+    for (const key of Reflect.ownKeys(decision)) {
+      if (typeof key !== 'string') return false;
+      const descriptor = Object.getOwnPropertyDescriptor(decision, key);
+      if (descriptor === undefined || !('value' in descriptor)) return false;
+      if (key === 'decision_digest') digest = descriptor.value;
+      else rest[key] = descriptor.value;
+    }
+    return typeof digest === 'string' && SHA256_HEX.test(digest) && sha256Hex(canonicalJson(rest)) === digest;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The frozen summary `{decision_id, policy_id, operation, outcome, reason}` used in errors, HTTP
+ * bodies and model-visible denials. Throws `invalid_runtime_policy_audit_event` for a value that
+ * is not a decision record.
+ */
+export function summarizeDecision(decision: PolicyDecision): PolicyDecisionSummary {
+  if (!isPolicyDecision(decision)) throw new RuntimePolicyError('invalid_runtime_policy_audit_event');
+  return Object.freeze({
+    decision_id: decision.decision_id,
+    policy_id: decision.policy_id,
+    operation: decision.operation,
+    outcome: decision.outcome,
+    reason: decision.reason,
+  });
+}

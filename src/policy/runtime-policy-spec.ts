@@ -1,0 +1,156 @@
+import { types } from 'node:util';
+import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { sha256Hex } from '../shared/sha256';
+import { canonicalJson } from './canonical-json';
+import { isValidName, isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
+import { RuntimePolicyError, type RuntimePolicyCompileErrorCode } from './runtime-policy.errors';
+import type { NormalizedRules, NormalizedSelector, RuntimePolicyDescription } from './runtime-policy.types';
+
+/** `'all'`, or names (each a well-formed string of 1..256 UTF-8 bytes); duplicates and `[]` allowed. */
+export type RuntimePolicySelector = 'all' | readonly string[];
+
+/** Allow and deny selectors of agents or tools. `deny` beats `allow`; an omitted selector is `[]`. */
+export interface RuntimePolicyRules {
+  /** Subjects allowed unless denied; `'all'` only for a deliberately permissive boundary. @default [] */
+  allow?: RuntimePolicySelector;
+  /** Subjects always denied; `'all'` denies every subject. @default [] */
+  deny?: RuntimePolicySelector;
+}
+
+/** What `RuntimePolicy.compile` accepts (spec 02 §3). A key whose value is `undefined` counts as absent. */
+export interface RuntimePolicySpec {
+  /** 1..128 UTF-8 bytes, well-formed. @default 'policy-' + the first 16 hex digits of the fingerprint */
+  id?: string;
+  /** Which agents `checkAgent` lets through. @default { allow: [], deny: [] } (every agent denied) */
+  agents?: RuntimePolicyRules;
+  /** Which tools `checkTool` lets through. @default { allow: [], deny: [] } (every tool denied) */
+  tools?: RuntimePolicyRules;
+  /** Inclusive limit on the canonical JSON bytes of tool arguments; a non-negative safe integer. @default 65536 */
+  maxArgumentBytes?: number;
+  /** Inclusive limit on the bytes of agent input and checked content; a non-negative safe integer. @default 1048576 */
+  maxContentBytes?: number;
+}
+
+/** A selector ready for membership tests: exact string equality. */
+export type CompiledSelector = 'all' | ReadonlySet<string>;
+
+export interface CompiledRules {
+  readonly allow: CompiledSelector;
+  readonly deny: CompiledSelector;
+}
+
+/** A validated spec with its defaults, fingerprint and description. */
+export interface CompiledPolicySpec {
+  readonly id: string;
+  readonly fingerprint: string;
+  readonly agents: CompiledRules;
+  readonly tools: CompiledRules;
+  readonly maxArgumentBytes: number;
+  readonly maxContentBytes: number;
+  readonly description: RuntimePolicyDescription;
+}
+
+export const DEFAULT_MAX_ARGUMENT_BYTES = 65_536;
+export const DEFAULT_MAX_CONTENT_BYTES = 1_048_576;
+
+const SPEC_KEYS: ReadonlySet<string> = new Set(['id', 'agents', 'tools', 'maxArgumentBytes', 'maxContentBytes']);
+const RULE_KEYS: ReadonlySet<string> = new Set(['allow', 'deny']);
+
+/** Marks an accessor property: its getter is never run, and the value counts as invalid. */
+const ACCESSOR: unique symbol = Symbol('accessor');
+
+/** True for a plain object that is not a Proxy; asks without running a trap. */
+function isPlainRecord(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !types.isProxy(value) && isPlainObject(value);
+}
+
+/** An own data property's value; `undefined` when absent; {@link ACCESSOR} for a getter or setter. */
+function ownValue(object: object, key: string | number): unknown {
+  const descriptor = Object.getOwnPropertyDescriptor(object, key);
+  if (descriptor === undefined) return undefined;
+  return 'value' in descriptor ? descriptor.value : ACCESSOR;
+}
+
+function onlyKeys(object: object, allowed: ReadonlySet<string>): boolean {
+  return Reflect.ownKeys(object).every((key) => typeof key === 'string' && allowed.has(key));
+}
+
+/** `'all'`, or the de-duplicated names sorted by UTF-16 code units; `null` when invalid. */
+function normalizeSelector(value: unknown): NormalizedSelector | null {
+  if (value === undefined) return Object.freeze([]);
+  if (value === 'all') return 'all';
+  if (typeof value !== 'object' || value === null || types.isProxy(value) || !Array.isArray(value)) return null;
+  if (Object.getPrototypeOf(value) !== Array.prototype) return null;
+  const names = new Set<string>();
+  for (let index = 0; index < value.length; index++) {
+    const name = ownValue(value, index);
+    if (!isValidSubject(name)) return null;
+    names.add(name);
+  }
+  return Object.freeze([...names].sort());
+}
+
+function normalizeRules(value: unknown, kind: 'agents' | 'tools'): NormalizedRules {
+  const fail = (code: RuntimePolicyCompileErrorCode) => new RuntimePolicyError(code, { kind });
+  if (value === undefined) return Object.freeze({ allow: Object.freeze([]), deny: Object.freeze([]) });
+  if (!isPlainRecord(value)) throw fail('invalid_runtime_policy_rules');
+  if (!onlyKeys(value, RULE_KEYS)) throw fail('unsupported_runtime_policy_rules');
+  const allow = normalizeSelector(ownValue(value, 'allow'));
+  if (allow === null) throw fail('invalid_runtime_policy_allow');
+  const deny = normalizeSelector(ownValue(value, 'deny'));
+  if (deny === null) throw fail('invalid_runtime_policy_deny');
+  return Object.freeze({ allow, deny });
+}
+
+function limitOf(value: unknown, fallback: number, code: RuntimePolicyCompileErrorCode): number {
+  if (value === undefined) return fallback;
+  if (!isSafeIntegerAtLeast(value, 0)) throw new RuntimePolicyError(code);
+  return value;
+}
+
+const compileSelector = (selector: NormalizedSelector): CompiledSelector =>
+  selector === 'all' ? 'all' : new Set(selector);
+
+const compileRules = (rules: NormalizedRules): CompiledRules =>
+  Object.freeze({ allow: compileSelector(rules.allow), deny: compileSelector(rules.deny) });
+
+/**
+ * Validates a policy spec in the order of spec 02 §3 (first failure wins) and computes its
+ * fingerprint: SHA-256 of the canonical JSON of the normalised rules and limits, without the id.
+ * Reads own data properties only: getters and Proxy traps never run, and an accessor is invalid.
+ */
+export function compilePolicySpec(spec: unknown): CompiledPolicySpec {
+  if (!isPlainRecord(spec)) throw new RuntimePolicyError('invalid_runtime_policy');
+  if (!onlyKeys(spec, SPEC_KEYS)) throw new RuntimePolicyError('unsupported_runtime_policy_options');
+  const agents = normalizeRules(ownValue(spec, 'agents'), 'agents');
+  const tools = normalizeRules(ownValue(spec, 'tools'), 'tools');
+  const maxArgumentBytes = limitOf(ownValue(spec, 'maxArgumentBytes'), DEFAULT_MAX_ARGUMENT_BYTES, 'invalid_max_argument_bytes');
+  const maxContentBytes = limitOf(ownValue(spec, 'maxContentBytes'), DEFAULT_MAX_CONTENT_BYTES, 'invalid_max_content_bytes');
+  const givenId = ownValue(spec, 'id');
+  if (givenId !== undefined && !isValidName(givenId, MAX_POLICY_ID_BYTES)) {
+    throw new RuntimePolicyError('invalid_runtime_policy_id');
+  }
+
+  const fingerprint = sha256Hex(
+    canonicalJson({ agents, tools, max_argument_bytes: maxArgumentBytes, max_content_bytes: maxContentBytes }),
+  );
+  const id = givenId ?? `policy-${fingerprint.slice(0, 16)}`;
+  const description: RuntimePolicyDescription = Object.freeze({
+    schema_version: 1,
+    id,
+    fingerprint,
+    agents,
+    tools,
+    max_argument_bytes: maxArgumentBytes,
+    max_content_bytes: maxContentBytes,
+  });
+  return Object.freeze({
+    id,
+    fingerprint,
+    agents: compileRules(agents),
+    tools: compileRules(tools),
+    maxArgumentBytes,
+    maxContentBytes,
+    description,
+  });
+}

@@ -1,0 +1,147 @@
+import { systemClock, type Clock } from '../shared/clock';
+import { TelemetryEvents } from '../telemetry/telemetry-events';
+import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
+import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';
+import { buildDecision, INVALID_POLICY_FINGERPRINT, INVALID_POLICY_ID, INVALID_SUBJECT } from './policy-decision';
+import { isValidSubject } from './policy-name';
+import { compilePolicySpec, type CompiledPolicySpec, type RuntimePolicySpec } from './runtime-policy-spec';
+import { RuntimePolicyError } from './runtime-policy.errors';
+import type {
+  InvalidRuntimePolicyDescription,
+  PolicyDecision,
+  PolicyDecisionEvent,
+  RuntimePolicyDescription,
+} from './runtime-policy.types';
+
+/** Collaborators of a {@link RuntimePolicy}; they never enter the fingerprint. */
+export interface RuntimePolicyDeps {
+  /** Source of `decided_at_ms` (its `wallNow`). @default the system clock */
+  clock?: Clock;
+  /** Receives one `agent_runtime.policy.decision` event per check. @default none */
+  events?: TelemetrySink;
+}
+
+const INVALID_DESCRIPTION: InvalidRuntimePolicyDescription = Object.freeze({ schema_version: 1, status: 'invalid' });
+
+/** Only `compile` and `withDeps` hold it, so no other code can construct a policy. */
+const CONSTRUCT = Symbol('RuntimePolicy.construct');
+
+/**
+ * An immutable, fail-closed allow/deny rule set for agents and tools with two byte budgets
+ * (spec 02 §3–§6). Checks never throw: every call returns a deep-frozen, content-free
+ * {@link PolicyDecision} and emits exactly one telemetry event.
+ *
+ * @example
+ * const policy = RuntimePolicy.compile({ tools: { allow: ['search'] }, maxArgumentBytes: 4096 });
+ * const decision = policy.checkTool('search', { query: 'weather' });
+ * if (decision.outcome === 'deny') throw new Error(decision.reason);
+ */
+export class RuntimePolicy {
+  readonly #spec: CompiledPolicySpec;
+  readonly #clock: Clock;
+  readonly #events: TelemetrySink | undefined;
+
+  /** The configured id, or `'policy-'` + the first 16 hex digits of the fingerprint. */
+  readonly id: string;
+  /** Lowercase hex SHA-256 of the canonical rules and limits (never the id or the deps). */
+  readonly fingerprint: string;
+  readonly maxArgumentBytes: number;
+  readonly maxContentBytes: number;
+
+  private constructor(token: symbol, spec: CompiledPolicySpec, deps: RuntimePolicyDeps | undefined) {
+    if (token !== CONSTRUCT) throw new RuntimePolicyError('invalid_runtime_policy');
+    this.#spec = spec;
+    this.#clock = deps?.clock ?? systemClock;
+    this.#events = deps?.events;
+    this.id = spec.id;
+    this.fingerprint = spec.fingerprint;
+    this.maxArgumentBytes = spec.maxArgumentBytes;
+    this.maxContentBytes = spec.maxContentBytes;
+    Object.freeze(this);
+  }
+
+  /**
+   * Validates `spec` (spec 02 §3; the first failing rule throws its `RuntimePolicyError`) and returns
+   * a frozen policy holding private copies: later changes to `spec` have no effect.
+   */
+  static compile(spec: RuntimePolicySpec, deps?: RuntimePolicyDeps): RuntimePolicy {
+    return new RuntimePolicy(CONSTRUCT, compilePolicySpec(spec), deps);
+  }
+
+  /** Brand check (a private field), not a shape check: look-alike objects and Proxies are refused. */
+  static isRuntimePolicy(value: unknown): value is RuntimePolicy {
+    return typeof value === 'object' && value !== null && #spec in value;
+  }
+
+  /** The same rules, id and fingerprint bound to `deps` instead (they replace, not merge). */
+  withDeps(deps?: RuntimePolicyDeps): RuntimePolicy {
+    if (!RuntimePolicy.isRuntimePolicy(this)) throw new RuntimePolicyError('invalid_runtime_policy');
+    return new RuntimePolicy(CONSTRUCT, this.#spec, deps);
+  }
+
+  /** The deep-frozen description of the rules; `{schema_version: 1, status: 'invalid'}` on a foreign receiver. */
+  describe(): RuntimePolicyDescription | InvalidRuntimePolicyDescription {
+    return RuntimePolicy.isRuntimePolicy(this) ? this.#spec.description : INVALID_DESCRIPTION;
+  }
+
+  /** May agent `agentId` run on `content`? Rules `agents`, budget `maxContentBytes` by `measureContent`. */
+  checkAgent(agentId: unknown, content: unknown): PolicyDecision {
+    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(AGENT_CHECK, agentId, content) : invalidPolicyDecision(AGENT_CHECK, agentId);
+  }
+
+  /** May tool `toolName` be called with `args`? Rules `tools`, budget `maxArgumentBytes` by `measure`. */
+  checkTool(toolName: unknown, args: unknown): PolicyDecision {
+    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(TOOL_CHECK, toolName, args) : invalidPolicyDecision(TOOL_CHECK, toolName);
+  }
+
+  /** Is `content` under `subject` (e.g. `'model_output'`) within `maxContentBytes`? No allow-list. */
+  checkContent(subject: unknown, content: unknown): PolicyDecision {
+    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(CONTENT_CHECK, subject, content) : invalidPolicyDecision(CONTENT_CHECK, subject);
+  }
+
+  #check(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision {
+    const spec = this.#spec;
+    const verdict = evaluateCheck(check, spec, subject, value);
+    const decision = decide(check, verdict, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
+    if (this.#events !== undefined) emitSafely(this.#events, TelemetryEvents.policyDecision, eventOf(decision));
+    return decision;
+  }
+}
+
+function decide(check: PolicyCheck, verdict: Verdict, policyId: string, fingerprint: string, limit: number, clock: Clock): PolicyDecision {
+  return buildDecision(
+    {
+      policyId,
+      policyFingerprint: fingerprint,
+      operation: check.operation,
+      subject: verdict.subject,
+      reason: verdict.reason,
+      budgetKind: check.budgetKind,
+      measuredBytes: verdict.measuredBytes,
+      limitBytes: limit,
+    },
+    clock,
+  );
+}
+
+/** Step 1 of spec 02 §4: a receiver that is not a compiled policy has no deps, so no event is emitted. */
+function invalidPolicyDecision(check: PolicyCheck, subject: unknown): PolicyDecision {
+  const verdict: Verdict = {
+    subject: isValidSubject(subject) ? subject : INVALID_SUBJECT,
+    reason: 'invalid_policy',
+    measuredBytes: null,
+  };
+  return decide(check, verdict, INVALID_POLICY_ID, INVALID_POLICY_FINGERPRINT, 0, systemClock);
+}
+
+function eventOf(decision: PolicyDecision): PolicyDecisionEvent {
+  const { budget } = decision;
+  return Object.freeze({
+    limit_bytes: budget.limit_bytes,
+    ...(budget.measured_bytes === null ? {} : { measured_bytes: budget.measured_bytes }),
+    policy_id: decision.policy_id,
+    operation: decision.operation,
+    outcome: decision.outcome,
+    reason: decision.reason,
+  });
+}
