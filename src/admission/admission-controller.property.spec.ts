@@ -158,7 +158,7 @@ function commandsArb({ reentrant, queueHeavy }: Profile, maxLength: number): fc.
   });
   const cmd: fc.Arbitrary<Cmd> = fc.oneof(
     { weight: 6, arbitrary: submit },
-    { weight: 2, arbitrary: release },
+    { weight: queueHeavy ? 4 : 2, arbitrary: release },
     { weight: 2, arbitrary: cancel },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('abortOwner' as const), which: fc.nat(7) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('abortSignal' as const), which: fc.nat(7) }) },
@@ -1043,7 +1043,8 @@ async function play(scenario: Scenario, cmds: Cmd[]): Promise<void> {
 
 // ---- properties ---------------------------------------------------------------------------------
 
-const RUNS = 250;
+/** Runs per property; raise it locally (e.g. `ADMISSION_PROPERTY_RUNS=5000`) to search harder. */
+const RUNS = Number(process.env.ADMISSION_PROPERTY_RUNS ?? 250);
 const MAX_COMMANDS = 60;
 
 describe('AdmissionController properties (spec 01 §11)', () => {

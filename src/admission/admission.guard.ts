@@ -36,9 +36,12 @@ export class AdmissionGuard implements CanActivate {
     const raw = rawResponse(response);
     const owner = new AbortController();
     const disconnect = new AbortController();
-    raw.once('close', () => {
+    const onClose = () => {
       if (!raw.writableFinished) disconnect.abort(new AdmissionError('cancelled'));
-    });
+    };
+    // the connection may have closed while earlier guards ran: its 'close' will not fire again
+    if (isClosed(raw)) onClose();
+    else raw.once('close', onClose);
 
     let permit;
     try {
@@ -51,7 +54,7 @@ export class AdmissionGuard implements CanActivate {
     raw.once('close', () => {
       if (!state.interceptorAttached) releaseOnce(this.controller, state);
     });
-    if (disconnect.signal.aborted) {
+    if (disconnect.signal.aborted || isClosed(raw)) {
       releaseOnce(this.controller, state);
       throw this.fail(new AdmissionError('cancelled'), response);
     }
@@ -75,6 +78,10 @@ export class AdmissionGuard implements CanActivate {
     if (retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
     return exception;
   }
+}
+
+function isClosed(raw: ServerResponse): boolean {
+  return raw.destroyed || raw.closed || raw.socket?.destroyed === true;
 }
 
 /** The Node response under an Express response or a Fastify reply. */

@@ -96,8 +96,8 @@ describe('compareTable', () => {
       ['index:things_lease_idx', (t) => ({ ...t, indexes: t.indexes.map((i) => (i.primary ? i : { ...i, valid: false })) })],
       ['primary_key', (t) => ({ ...t, constraints: t.constraints.filter((c) => c.type !== 'p') })],
       ['check:things_lease_check', (t) => ({ ...t, constraints: t.constraints.map((c) => (c.type === 'c' ? { ...c, checkExpression: '(lease > 0)' } : c)) })],
-      ['persistence', (t) => ({ ...t, relation: { oid: '1', relkind: 'r', persistence: 'u' } })],
-      ['relkind', (t) => ({ ...t, relation: { oid: '1', relkind: 'p', persistence: 'p' } })],
+      ['persistence', (t) => ({ ...t, relation: { oid: '1', relkind: t.relation?.relkind ?? 'r', persistence: 'u' } })],
+      ['relkind', (t) => ({ ...t, relation: { oid: '1', relkind: 'p', persistence: t.relation?.persistence ?? 'p' } })],
     ];
     fc.assert(
       fc.property(fc.subarray(injections.map((_, i) => i), { minLength: 1 }), (chosen) => {

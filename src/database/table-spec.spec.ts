@@ -7,6 +7,7 @@ describe('TableSpec declaration', () => {
   it('defineTableSpec returns a deep-frozen copy with the optional lists filled in', () => {
     const source = {
       ...base,
+      columns: [...columns],
       foreignKeys: [{ name: 'fk', columns: ['id'], references: { table: 'other', columns: ['id'] }, onDelete: 'cascade' as const }],
     };
     const spec = defineTableSpec(source);

@@ -63,6 +63,12 @@ export function jsonStringBytes(s: string): number {
   return bytes;
 }
 
+/** Ancestors this close to the top of the stack are compared one by one (cheaper than hashing). */
+const NEAR = 32;
+/** Deeper ancestors are remembered in a set at every this many levels. */
+const SAMPLE_EVERY = 16;
+const isSampled = (depth: number): boolean => depth >= NEAR && depth % SAMPLE_EVERY === 0;
+
 const byKey = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /**
@@ -77,7 +83,8 @@ const byKey = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.
 class JsonWalker {
   private total = 0;
   private readonly stack: Frame[] = [];
-  private readonly ancestors = new Set<object>();
+  /** Containers on the stack at depths that are multiples of {@link SAMPLE_EVERY}, beyond {@link NEAR}. */
+  private readonly sampledAncestors = new Set<object>();
 
   constructor(
     private readonly limit: number,
@@ -94,7 +101,7 @@ class JsonWalker {
       if (frame.index === frame.length) {
         this.out?.push(frame.members === null ? ']' : '}');
         stack.pop();
-        this.ancestors.delete(frame.container);
+        if (isSampled(stack.length)) this.sampledAncestors.delete(frame.container);
         continue;
       }
       const index = frame.index++;
@@ -182,7 +189,7 @@ class JsonWalker {
     if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
       throw this.unsupported('non_plain_object');
     }
-    if (this.ancestors.has(value)) throw this.unsupported('cycle');
+    if (this.isAncestor(value)) throw this.cycle();
     let frame: Frame;
     if (isArray) {
       const length = (value as unknown[]).length;
@@ -196,9 +203,31 @@ class JsonWalker {
       this.out?.push('{');
       frame = new Frame(value, members.length, members);
     }
+    if (isSampled(this.stack.length)) this.sampledAncestors.add(value);
     this.stack.push(frame);
-    this.ancestors.add(value);
     return true;
+  }
+
+  /**
+   * True when `value` is on the stack: the nearest {@link NEAR} frames are scanned, deeper ones are
+   * found through the sampled set. A cycle longer than `NEAR` is thus caught within one sampling
+   * period past its first repetition, and {@link cycle} then reports the first repetition itself.
+   */
+  private isAncestor(value: object): boolean {
+    const stack = this.stack;
+    const nearest = Math.max(0, stack.length - NEAR);
+    for (let i = stack.length - 1; i >= nearest; i--) if (stack[i].container === value) return true;
+    return stack.length > NEAR && this.sampledAncestors.has(value);
+  }
+
+  /** `cycle` at the shallowest container on the stack that repeats one of its ancestors. */
+  private cycle(): RuntimePolicyError {
+    const seen = new Set<object>();
+    let depth = 0;
+    while (depth < this.stack.length && !seen.has(this.stack[depth].container)) seen.add(this.stack[depth++].container);
+    // the repeated container's own frame and everything below it leave the path
+    this.stack.length = depth;
+    return this.unsupported('cycle');
   }
 
   /**
