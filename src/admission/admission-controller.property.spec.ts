@@ -417,6 +417,8 @@ class Run {
         if (cls === 'enqueue') counts.enqueued++;
         if (cls === 'grantQueue' || cls === 'leaveQueue') counts.dequeued++;
         if (cls === 'refuse') counts.refusals++;
+        const limit = this.limits.get(payload.agent_id) as number;
+        this.check(counts.grants - counts.revocations <= limit, () => `agent ${payload.agent_id} holds ${counts.grants - counts.revocations} permits (limit ${limit}) by telemetry`);
         if (cls === 'grantQueue') {
           const active = new Map<string, number>();
           for (const [agent, c] of this.counts) active.set(agent, c.grants - c.revocations);
@@ -600,6 +602,9 @@ class Run {
       this.check(snapshot?.agent === req.agent, () => `${label}: permit delivered out of step with the queue grants in telemetry`);
       for (const older of this.requests) {
         if (older.expected.decision !== 'queued' || older.seq >= req.seq || older.settled !== 0) continue;
+        // an older request whose owner or signal aborted in this very command is on its way out; whether
+        // dispatch may still pick it before its listener runs is left open here
+        if (older.owner?.controller.signal.aborted || older.signal?.controller.signal.aborted) continue;
         if (older.agent === req.agent) {
           // invariant 4
           this.fail(`grant out of enqueue order: ${label} (queued #${req.seq}) was granted while request #${older.id} (queued #${older.seq}) of the same agent still waits`);
@@ -637,7 +642,7 @@ class Run {
   }
 
   private runNested(action: NestedAction): void {
-    this.nestedRuns++; (this as any).nestedTotal = ((this as any).nestedTotal ?? 0) + 1;
+    this.nestedRuns++;
     if (action.t === 'release') {
       const holders = this.requests.filter((r) => r.permit !== undefined);
       if (holders.length === 0) return;
@@ -1029,16 +1034,11 @@ class Run {
   }
 }
 
-const STATS: Record<string, number> = {};
-afterEach(() => { console.log(JSON.stringify(STATS)); for (const k in STATS) delete STATS[k]; });
 async function play(scenario: Scenario, cmds: Cmd[]): Promise<void> {
   unhandled.length = 0;
   const run = new Run(scenario);
   for (let i = 0; i < cmds.length; i++) await run.command(cmds[i], i);
   await run.finish();
-  for (const e of run.events) { const k = e.payload.outcome + ':' + e.cls; STATS[k] = (STATS[k] ?? 0) + 1; }
-  STATS.runs = (STATS.runs ?? 0) + 1; STATS.cmds = (STATS.cmds ?? 0) + cmds.length;
-  STATS.nested = (STATS.nested ?? 0) + ((run as any).nestedTotal ?? 0);
 }
 
 // ---- properties ---------------------------------------------------------------------------------
@@ -1046,20 +1046,21 @@ async function play(scenario: Scenario, cmds: Cmd[]): Promise<void> {
 /** Runs per property; raise it locally (e.g. `ADMISSION_PROPERTY_RUNS=5000`) to search harder. */
 const RUNS = Number(process.env.ADMISSION_PROPERTY_RUNS ?? 250);
 const MAX_COMMANDS = 60;
+const TIMEOUT_MS = Math.max(30_000, RUNS * 40);
 
 describe('AdmissionController properties (spec 01 §11)', () => {
   it('keeps the §11 invariants over random interleavings of submits, releases, cancels, aborts, clock advances and drain', async () => {
     const profile = { reentrant: false, queueHeavy: false };
     await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  });
+  }, TIMEOUT_MS);
 
   it('keeps them when telemetry and permit.signal listeners call back into the controller (§9)', async () => {
     const profile = { reentrant: true, queueHeavy: false };
     await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  });
+  }, TIMEOUT_MS);
 
   it('grants each agent in enqueue order and never leaves an eligible request waiting, under queue pressure', async () => {
     const profile = { reentrant: false, queueHeavy: true };
     await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  });
+  }, TIMEOUT_MS);
 });

@@ -260,6 +260,32 @@ describe('§2.1 canonicalJson: rejected values', () => {
     expect(errorOf(array).details).toEqual({ path: ['1', '0'], kind: 'cycle' });
   });
 
+  it.each([
+    [0, 40],
+    [5, 33],
+    [17, 100],
+    [40, 17],
+    [100, 1_000],
+  ])('reports a cycle that starts at depth %i and spans %i levels at its first repetition', (start, length) => {
+    const nodes: unknown[][] = [[]];
+    for (let i = 1; i < start + length; i++) {
+      const node: unknown[] = [];
+      nodes[i - 1].push(node);
+      nodes.push(node);
+    }
+    nodes[nodes.length - 1].push(nodes[start]);
+    expect(errorOf(nodes[0]).details).toEqual({ path: Array(start + length).fill('0'), kind: 'cycle' });
+  });
+
+  it('reports a deep cycle reached through objects with the keys on its path', () => {
+    const root: Record<string, unknown> = {};
+    let node = root;
+    for (let i = 0; i < 50; i++) node = (node[`k${i % 3}`] = { z: i }) as Record<string, unknown>;
+    node.back = root;
+    const path = [...Array.from({ length: 50 }, (_, i) => `k${i % 3}`), 'back'];
+    expect(errorOf(root).details).toEqual({ path, kind: 'cycle' });
+  });
+
   it('rejects a lone surrogate in a string value with invalid_utf8 and its path', () => {
     for (const bad of ['\ud800', 'a\udc00b', 'x\ud83d']) {
       const error = errorOf({ k: ['ok', bad] });

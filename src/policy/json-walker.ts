@@ -73,7 +73,7 @@ const byKey = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.
 
 /**
  * The one walk behind `canonicalJson` and `measure` (spec 02 §2.1–2.2): iterative, with an explicit
- * stack and an ancestor set, so nesting depth is bounded by memory, not by the call stack.
+ * stack and ancestor tracking, so nesting depth is bounded by memory, not by the call stack.
  *
  * `total` is always a lower bound of the canonical size: exact bytes of what was written plus a
  * lower bound for each pending value (1 byte; `len + 2` for a string; `2n + 1` for an array of n;
@@ -209,9 +209,11 @@ class JsonWalker {
   }
 
   /**
-   * True when `value` is on the stack: the nearest {@link NEAR} frames are scanned, deeper ones are
-   * found through the sampled set. A cycle longer than `NEAR` is thus caught within one sampling
-   * period past its first repetition, and {@link cycle} then reports the first repetition itself.
+   * True when `value` repeats a container on the stack. The nearest {@link NEAR} frames are scanned
+   * one by one; farther ones are only found when sampled. A cycle longer than `NEAR` repeats forever,
+   * so a sampled container of it repeats at most one period plus `SAMPLE_EVERY` levels after its
+   * first repetition, and {@link cycle} then reports that first repetition. Hashing every level
+   * would cost a set insertion per container, which dominates on deep values.
    */
   private isAncestor(value: object): boolean {
     const stack = this.stack;

@@ -158,26 +158,17 @@ export function isPolicyDecision(value: unknown): value is PolicyDecision {
 }
 
 /**
- * Recomputes `decision_digest`: true when it equals the SHA-256 of the canonical JSON of the record
- * without that key. False for anything that cannot be recomputed (never throws, runs no getter).
- * A digest detects corruption of one decision; it proves nothing about who wrote it.
+ * Recomputes `decision_digest`: true when `decision` is a decision record ({@link isPolicyDecision})
+ * whose digest equals the SHA-256 of the canonical JSON of the record without that key. False for
+ * anything else; never throws and runs no user code. A digest detects corruption of one decision;
+ * it proves nothing about who wrote it.
  */
 export function verifyDecisionDigest(decision: unknown): boolean {
-  try {
-    if (typeof decision !== 'object' || decision === null || types.isProxy(decision) || !isPlainObject(decision)) return false;
-    const rest = Object.create(null) as Record<string, unknown>;
-    let digest: unknown;
-    for (const key of Reflect.ownKeys(decision)) {
-      if (typeof key !== 'string') return false;
-      const descriptor = Object.getOwnPropertyDescriptor(decision, key);
-      if (descriptor === undefined || !('value' in descriptor)) return false;
-      if (key === 'decision_digest') digest = descriptor.value;
-      else rest[key] = descriptor.value;
-    }
-    return typeof digest === 'string' && SHA256_HEX.test(digest) && sha256Hex(canonicalJson(rest)) === digest;
-  } catch {
-    return false;
-  }
+  if (!isPolicyDecision(decision)) return false;
+  // a validated record holds only own data properties, so plain reads run no user code
+  const { decision_digest: digest, budget, ...rest } = decision;
+  const record = { ...rest, budget: { kind: budget.kind, measured_bytes: budget.measured_bytes, limit_bytes: budget.limit_bytes } };
+  return sha256Hex(canonicalJson(record)) === digest;
 }
 
 /**

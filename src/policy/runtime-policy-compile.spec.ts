@@ -314,7 +314,7 @@ describe('§3 RuntimePolicy.compile: the compiled policy', () => {
         max_argument_bytes: 7,
         max_content_bytes: 1_048_576,
       });
-      const d = description as { agents: { allow: string[] }; tools: object };
+      const d = description as unknown as { agents: { allow: string[] }; tools: object };
       for (const part of [description, d.agents, d.agents.allow, d.tools]) expect(Object.isFrozen(part)).toBe(true);
       expect(JSON.parse(JSON.stringify(description))).toEqual(description);
     });

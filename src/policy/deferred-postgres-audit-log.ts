@@ -1,0 +1,42 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { DataSource } from 'typeorm';
+import type { AuditSink } from './audit-sink';
+import type { PolicyDecision } from './policy-decision';
+import { PostgresAuditLog } from './postgres-audit-log';
+import { RuntimePolicyError } from './runtime-policy.errors';
+
+/**
+ * The `'postgres'` audit sink of `RuntimePolicyModule`: finds the TypeORM DataSource once every
+ * provider exists (`onModuleInit`), validates the audit schema (failing start-up on a mismatch),
+ * then records through a {@link PostgresAuditLog}.
+ */
+@Injectable()
+export class DeferredPostgresAuditLog implements AuditSink, OnModuleInit {
+  private log: PostgresAuditLog | undefined;
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly dataSourceName: string | undefined,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    // @nestjs/typeorm is an optional peer, needed only for the 'postgres' sink
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+    const dataSource = this.moduleRef.get<DataSource>(getDataSourceToken(this.dataSourceName), { strict: false });
+    const log = new PostgresAuditLog(dataSource);
+    await log.init();
+    this.log = log;
+  }
+
+  record(decision: PolicyDecision): Promise<void> {
+    if (!this.log) return Promise.reject(new RuntimePolicyError('runtime_policy_audit_persistence_failed'));
+    return this.log.record(decision);
+  }
+
+  /** The underlying log, for verification (`undefined` before start-up). */
+  get auditLog(): PostgresAuditLog | undefined {
+    return this.log;
+  }
+}

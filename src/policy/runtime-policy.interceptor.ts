@@ -1,0 +1,82 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { concatMap, from, Observable, switchMap } from 'rxjs';
+import { AuditRecorder } from './audit-recorder';
+import { auditFailureException, denialException } from './policy-http';
+import type { PolicyDecision } from './policy-decision';
+import { RuntimePolicy } from './runtime-policy';
+import { AGENT_ENDPOINT, TOOL_ENDPOINT, type AgentEndpointOptions, type RequestExtractor, type ToolEndpointOptions } from './runtime-policy.constants';
+
+/** What an extractor that throws yields: a value no budget can measure. */
+const UNMEASURABLE = Symbol('unmeasurable');
+
+interface Endpoint {
+  check(policy: RuntimePolicy, value: unknown): PolicyDecision;
+  outputSubject: 'model_output' | 'tool_result';
+  extract: RequestExtractor;
+}
+
+/**
+ * Applies the runtime policy around a handler marked `@AgentEndpoint()` or `@ToolEndpoint()`:
+ * the request is checked (and the decision recorded when selected) before the handler runs, and
+ * each emitted value is checked before it reaches the client. A denial answers 403/413 with the
+ * decision summary; a failed or hung audit sink answers 503. Content is never echoed.
+ */
+@Injectable()
+export class RuntimePolicyInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('RuntimePolicy');
+
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(RuntimePolicy) private readonly policy: RuntimePolicy,
+    @Inject(AuditRecorder) private readonly recorder: AuditRecorder,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const endpoint = this.endpointOf(context);
+    if (!endpoint || context.getType() !== 'http') return next.handle();
+    const request = context.switchToHttp().getRequest();
+    return from(this.admit(endpoint.check(this.policy, extract(endpoint.extract, request)))).pipe(
+      switchMap(() => next.handle()),
+      concatMap(async (value) => {
+        await this.admit(this.policy.checkContent(endpoint.outputSubject, value === undefined ? '' : value));
+        return value;
+      }),
+    );
+  }
+
+  /** Records the decision when selected, then lets an allow through or throws the denial. */
+  private async admit(decision: PolicyDecision): Promise<void> {
+    try {
+      await this.recorder.record(decision);
+    } catch {
+      this.logger.error(`audit sink failed to record decision ${decision.decision_id}; request refused`);
+      throw auditFailureException();
+    }
+    if (decision.outcome === 'deny') throw denialException(decision);
+  }
+
+  private endpointOf(context: ExecutionContext): Endpoint | undefined {
+    const agent = this.reflector.get<AgentEndpointOptions | undefined>(AGENT_ENDPOINT, context.getHandler());
+    if (agent) {
+      return { check: (policy, value) => policy.checkAgent(agent.agent, value), outputSubject: 'model_output', extract: agent.input ?? bodyOr('') };
+    }
+    const tool = this.reflector.get<ToolEndpointOptions | undefined>(TOOL_ENDPOINT, context.getHandler());
+    if (tool) {
+      return { check: (policy, value) => policy.checkTool(tool.tool, value), outputSubject: 'tool_result', extract: tool.args ?? bodyOr({}) };
+    }
+    return undefined;
+  }
+}
+
+function bodyOr(fallback: unknown): RequestExtractor {
+  return (request: { body?: unknown }) => (request.body === undefined ? fallback : request.body);
+}
+
+function extract(extractor: RequestExtractor, request: unknown): unknown {
+  try {
+    return extractor(request);
+  } catch {
+    return UNMEASURABLE;
+  }
+}
