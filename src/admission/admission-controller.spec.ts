@@ -91,6 +91,14 @@ describe('§5.1 submit', () => {
     expect(controller.submit('a').status).toBe('granted');
   });
 
+  it('validation comes before an already-aborted signal or owner', () => {
+    const { controller, events } = setup();
+    const error = thrown(() => controller.submit('', { signal: AbortSignal.abort(new Error('r')), owner: AbortSignal.abort() }));
+    expect(error).toMatchObject({ code: 'invalid_admission_options', details: { field: 'agentId' } });
+    expect(thrown(() => controller.submit('a', { owner: AbortSignal.abort(), deadline: NaN }))).toMatchObject({ details: { field: 'deadline' } });
+    expect(events).toEqual([]);
+  });
+
   describe('already aborted at submit (step 3)', () => {
     it('an aborted signal throws signal.reason with telemetry requester_down, even with capacity', () => {
       const { controller, events } = setup();

@@ -226,6 +226,54 @@ describe('§7 Errors', () => {
     controller.release(permit);
   });
 
+  it('malformed input at every public entry point gets a typed error and the controller keeps serving', async () => {
+    const { controller, events } = setup({ globalLimit: 2, overflow: 'queue' });
+    const held = granted(controller.submit('a'));
+    const queuedRef = controller.submit('b', { deadline: 'infinity' }).requestRef;
+    const before = controller.status();
+    const hostile = new Proxy({}, { get: () => { throw new Error('trap'); }, getPrototypeOf: () => { throw new Error('trap'); } });
+    const garbage: unknown[] = [undefined, null, 0, NaN, '', 'x'.repeat(300), {}, [], hostile, Symbol('s'), () => 1];
+    const codes = new Set<string>();
+    const note = (error: unknown) => {
+      expect(error).toBeInstanceOf(AdmissionError);
+      codes.add((error as AdmissionError).code);
+    };
+    for (const value of garbage) {
+      for (const call of [
+        () => controller.submit(value as string),
+        () => controller.submit('a', value as never),
+        () => controller.cancel(value as string),
+        () => controller.release(value as Permit),
+        () => controller.deadlineAfter(value as number),
+      ]) {
+        try {
+          call();
+        } catch (error) {
+          note(error);
+        }
+      }
+      for (const call of [
+        () => controller.acquire(value as string),
+        () => controller.acquire('a', value as never),
+        () => controller.await(value as string),
+        () => controller.await(queuedRef, value as number),
+        () => controller.run(value as string, () => 1),
+        () => controller.run('a', value as never),
+      ]) {
+        let promise: Promise<unknown> | undefined;
+        expect(() => (promise = call())).not.toThrow();
+        await promise?.then(() => undefined, note);
+      }
+    }
+    expect([...codes].sort()).toEqual(['invalid_admission_options', 'invalid_await', 'invalid_permit', 'invalid_request_ref', 'not_found']);
+    expect(controller.status()).toEqual(before);
+    expect(events.map((event) => event.outcome)).toEqual(['granted', 'queued']);
+    controller.release(held);
+    await expect(controller.await(queuedRef)).resolves.toMatchObject({ agentId: 'b' });
+    await expect(controller.drain('soon' as never)).rejects.toMatchObject({ code: 'invalid_drain_timeout' });
+    expect(controller.status().draining).toBe(false);
+  });
+
   it('messages and details never carry agent input, signal reasons or permit ids', async () => {
     const { controller, clock } = setup({ globalLimit: 2, overflow: 'queue', maxQueue: 1, agentLimits: { 'secret-agent': 1 } });
     const permit = granted(controller.submit('secret-agent'));

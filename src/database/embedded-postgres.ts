@@ -24,6 +24,8 @@ export interface EmbeddedPostgresOptions {
   removeOnStop?: boolean;
   /** Receives the server's log lines. @default discard */
   onLog?: (line: string) => void;
+  /** Extra server settings, e.g. `['-c', 'fsync=off']`. @default [] */
+  postgresFlags?: string[];
 }
 
 const USER = 'postgres';
@@ -53,6 +55,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     password: PASSWORD,
     persistent: !options.removeOnStop,
     createPostgresUser: true,
+    postgresFlags: options.postgresFlags ?? [],
     onLog: options.onLog ?? (() => {}),
     onError: options.onLog ?? (() => {}),
   });
@@ -78,7 +81,14 @@ export async function startThrowawayPostgres(onLog?: (line: string) => void): Pr
   const base = await fs.mkdtemp(join(tmpdir(), 'agent-runtime-pg-'));
   // mkdtemp makes the directory private to its creator; the server's OS user must traverse it
   await fs.chmod(base, 0o755);
-  const handle = await startEmbeddedPostgres({ dataDir: join(base, 'data'), port: await findFreePort(), removeOnStop: true, onLog });
+  // nothing of a throw-away server must survive a power cut, so it skips the disc flushes
+  const handle = await startEmbeddedPostgres({
+    dataDir: join(base, 'data'),
+    port: await findFreePort(),
+    removeOnStop: true,
+    onLog,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'full_page_writes=off'],
+  });
   return {
     ...handle,
     async stop() {

@@ -36,7 +36,7 @@ export interface DecisionFacts {
   readonly limitBytes: number;
 }
 
-/** Integer wall-clock ms from `clock`; a clock that throws or returns a non-integer-able value gives way to `Date.now()`. */
+/** Integer wall-clock ms from `clock`; a clock that throws or gives a non-finite time yields `Date.now()`. */
 function decidedAtMs(clock: Clock): number {
   try {
     const ms = Math.floor(clock.wallNow());
@@ -83,19 +83,22 @@ const BUDGET_KEYS = ['kind', 'measured_bytes', 'limit_bytes'] as const;
 const DECISION_ID = /^decision-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+const COMMON_REASONS = ['allowed', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed'];
+const AUTHORISATION_REASONS = ['not_allowed', 'explicitly_denied'];
+
 /** Reasons each operation can give, with the budget kind it measures against. */
 const REASONS_BY_OPERATION: Readonly<Record<PolicyOperation, { kind: PolicyBudgetKind; reasons: ReadonlySet<string> }>> = {
   agent_invocation: {
     kind: 'content',
-    reasons: new Set(['allowed', 'not_allowed', 'explicitly_denied', 'content_budget_exceeded', 'invalid_content', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+    reasons: new Set([...COMMON_REASONS, ...AUTHORISATION_REASONS, 'content_budget_exceeded', 'invalid_content']),
   },
   tool_call: {
     kind: 'arguments',
-    reasons: new Set(['allowed', 'not_allowed', 'explicitly_denied', 'argument_budget_exceeded', 'invalid_arguments', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+    reasons: new Set([...COMMON_REASONS, ...AUTHORISATION_REASONS, 'argument_budget_exceeded', 'invalid_arguments']),
   },
   content: {
     kind: 'content',
-    reasons: new Set(['allowed', 'content_budget_exceeded', 'invalid_content', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed']),
+    reasons: new Set([...COMMON_REASONS, 'content_budget_exceeded', 'invalid_content']),
   },
 };
 

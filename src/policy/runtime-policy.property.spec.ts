@@ -48,7 +48,12 @@ function reinserted(value: unknown): unknown {
   return value;
 }
 
-const json = fc.jsonValue({ maxDepth: 4 });
+/** Single code points, weighted towards the ones canonical JSON escapes or orders specially. */
+const codePoint = fc.oneof(
+  fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', '\u{10000}', '\u{1f600}', '\uffff', 'é', '1'),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+);
+const json = fc.jsonValue({ maxDepth: 4, stringUnit: codePoint });
 const keyArb = fc.string({ unit: fc.constantFrom('a', 'b', 'é', '€', '😀', '1', '_', '\u0000'), maxLength: 4 });
 
 // ---------------------------------------------------------------------------------------------

@@ -86,17 +86,20 @@ export class RuntimePolicy {
 
   /** May agent `agentId` run on `content`? Rules `agents`, budget `maxContentBytes` by `measureContent`. */
   checkAgent(agentId: unknown, content: unknown): PolicyDecision {
-    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(AGENT_CHECK, agentId, content) : invalidPolicyDecision(AGENT_CHECK, agentId);
+    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(AGENT_CHECK, agentId);
+    return this.#check(AGENT_CHECK, agentId, content);
   }
 
   /** May tool `toolName` be called with `args`? Rules `tools`, budget `maxArgumentBytes` by `measure`. */
   checkTool(toolName: unknown, args: unknown): PolicyDecision {
-    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(TOOL_CHECK, toolName, args) : invalidPolicyDecision(TOOL_CHECK, toolName);
+    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(TOOL_CHECK, toolName);
+    return this.#check(TOOL_CHECK, toolName, args);
   }
 
   /** Is `content` under `subject` (e.g. `'model_output'`) within `maxContentBytes`? No allow-list. */
   checkContent(subject: unknown, content: unknown): PolicyDecision {
-    return RuntimePolicy.isRuntimePolicy(this) ? this.#check(CONTENT_CHECK, subject, content) : invalidPolicyDecision(CONTENT_CHECK, subject);
+    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(CONTENT_CHECK, subject);
+    return this.#check(CONTENT_CHECK, subject, content);
   }
 
   #check(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision {
@@ -108,7 +111,14 @@ export class RuntimePolicy {
   }
 }
 
-function decide(check: PolicyCheck, verdict: Verdict, policyId: string, fingerprint: string, limit: number, clock: Clock): PolicyDecision {
+function decide(
+  check: PolicyCheck,
+  verdict: Verdict,
+  policyId: string,
+  fingerprint: string,
+  limit: number,
+  clock: Clock,
+): PolicyDecision {
   return buildDecision(
     {
       policyId,

@@ -9,7 +9,10 @@ import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
 import { DecisionLogListener } from './decision-log.listener';
 import { InvokeController } from './invoke.controller';
-import { referenceAdmissionConfig } from './reference-config';
+import { referenceAdmissionConfig, referencePolicySpec } from './reference-config';
+import { PolicyDemoController } from './policy-demo.controller';
+import { RuntimePolicyModule } from '../policy/runtime-policy.module';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-spec';
 import { AdmissionStatusController, HealthController } from './status.controller';
 
 /** Settings of the reference service. */
@@ -18,6 +21,10 @@ export interface ReferenceAppOptions {
   databaseUrl: string;
   /** @default from the environment, see `referenceAdmissionConfig` */
   admission?: AdmissionConfig;
+  /** @default from the environment, see `referencePolicySpec` */
+  policy?: RuntimePolicySpec;
+  /** Which policy decisions go to the Postgres audit log. @default `AUDIT_DECISIONS` or 'deny' */
+  auditDecisions?: 'deny' | 'all';
   /** Log every admission decision. @default true */
   logDecisions?: boolean;
 }
@@ -31,10 +38,15 @@ export class ReferenceAppModule {
       imports: [
         EventEmitterModule.forRoot(),
         AdmissionModule.forRoot(options.admission ?? referenceAdmissionConfig()),
-        TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 0 }),
+        TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
+        RuntimePolicyModule.forRoot({
+          policy: options.policy ?? referencePolicySpec(),
+          auditLog: 'postgres',
+          auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
+        }),
         TerminusModule,
       ],
-      controllers: [InvokeController, AdmissionStatusController, HealthController],
+      controllers: [InvokeController, PolicyDemoController, AdmissionStatusController, HealthController],
       providers: [AdmissionHealthIndicator, DatabaseHealthIndicator, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
     };
   }

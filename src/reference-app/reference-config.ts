@@ -1,4 +1,5 @@
 import type { AdmissionConfig } from '../admission/admission-config';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-spec';
 
 /**
  * Admission settings of the reference service, from the environment: small limits so that
@@ -13,5 +14,21 @@ export function referenceAdmissionConfig(env: NodeJS.ProcessEnv = process.env): 
     maxQueue: number('ADMISSION_MAX_QUEUE', 16),
     defaultQueueTimeoutMs: number('ADMISSION_QUEUE_TIMEOUT_MS', 10_000),
     drainTimeoutMs: number('ADMISSION_DRAIN_TIMEOUT_MS', 10_000),
+  };
+}
+
+/**
+ * The reference service's runtime policy: agent `helper` may run, tool `search` may be called,
+ * tool `shell` is explicitly denied, arguments up to 1 KiB, content up to 4 KiB.
+ * `REFERENCE_POLICY_JSON` replaces it with a policy spec of your own.
+ */
+export function referencePolicySpec(env: NodeJS.ProcessEnv = process.env): RuntimePolicySpec {
+  if (env.REFERENCE_POLICY_JSON) return JSON.parse(env.REFERENCE_POLICY_JSON) as RuntimePolicySpec;
+  return {
+    id: 'reference-policy',
+    agents: { allow: ['helper'] },
+    tools: { allow: ['search', 'shell'], deny: ['shell'] },
+    maxArgumentBytes: 1024,
+    maxContentBytes: 4096,
   };
 }
