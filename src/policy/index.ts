@@ -34,3 +34,19 @@ export type {
   PolicyReason,
   RuntimePolicyDescription,
 } from './runtime-policy.types';
+export { RuntimePolicyModule, type RuntimePolicyModuleAsyncOptions } from './runtime-policy.module';
+export { AgentEndpoint, ToolEndpoint } from './policy-endpoint.decorator';
+export { RuntimePolicyInterceptor } from './runtime-policy.interceptor';
+export { AuditRecorder } from './audit-recorder';
+export {
+  RUNTIME_POLICY_OPTIONS,
+  type AgentEndpointOptions,
+  type AuditDecisions,
+  type RequestExtractor,
+  type RuntimePolicyModuleOptions,
+  type ToolEndpointOptions,
+} from './runtime-policy.constants';
+export { denialStatus } from './policy-http';
+export { PostgresAuditLog, GENESIS_HASH, type PostgresAuditLogDeps } from './postgres-audit-log';
+export { verifyAuditChain, type AuditChainBreak, type AuditChainReport, type VerifyAuditChainOptions } from './audit-chain';
+export { AUDIT_HEAD_TABLE_SPEC, AUDIT_LOG_TABLE_SPEC } from './audit-log.schema';

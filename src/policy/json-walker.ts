@@ -147,7 +147,7 @@ class JsonWalker {
 
   private grow(bytes: number): boolean {
     this.total += bytes;
-    return this.total < this.limit;
+    return this.total <= this.limit;
   }
 
   private literal(text: string, reserved: number): boolean {

@@ -1,0 +1,305 @@
+// Runtime-policy benchmark (spec 02 §2.2, §4): `policy.checkTool` beside the `JSON.stringify` floor
+// and the `canonicalize` 2.1.0 package, in one process, contestants interleaved. Run with
+// `npm run bench:policy`; see bench/README-policy.md.
+//
+// Memory: the 100 MiB inputs and canonicalize's output need a large heap, so unless the process
+// already runs with `--expose-gc` and a heap limit of at least 4 GiB, this script re-runs itself as
+// `node --expose-gc --max-old-space-size=4096 [your node flags] bench/policy.bench.mjs [args]`
+// (your flags, e.g. `--cpu-prof`, reach the child). Peak RSS is about 2 GiB; it is printed at the end.
+//
+// `--only <part>` runs one part: `64k`, `array`, `string` or `members` (handy under `--cpu-prof`).
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
+
+const HEAP_MIB = 4096;
+if (typeof globalThis.gc !== 'function' || getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
+  if (process.env.POLICY_BENCH_CHILD) throw new Error('re-run did not get --expose-gc and a 4 GiB heap');
+  const flags = ['--expose-gc', `--max-old-space-size=${HEAP_MIB}`, ...process.execArgv];
+  const child = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, POLICY_BENCH_CHILD: '1' },
+  });
+  process.exit(child.status ?? 1);
+}
+
+const require = createRequire(import.meta.url);
+const { RuntimePolicy, canonicalJson, measure } = require('../dist/src/policy/index.js');
+const canonicalize = require('canonicalize');
+const canonicalizeVersion = require('canonicalize/package.json').version;
+
+const SMALL_TARGET_BYTES = 64 * 1024; // (1): arguments just under this
+const LARGE_TARGET_BYTES = 100 * 2 ** 20; // (2): arguments just over this
+const ALLOW_LIMIT = 2 ** 20; // maxArgumentBytes of (1): large enough to allow
+const DENY_LIMIT = 64 * 1024; // maxArgumentBytes of (2)
+const REPS = 21; // measured repetitions of a fast operation, after a warm-up
+const SLOW_REPS = 5; // measured repetitions of an operation slower than SLOW_MS
+const SLOW_MS = 100;
+const BATCH_MS = 40; // a fast operation is timed in batches of about this long
+const WARMUP_MS = 300;
+const PEER_CALLS = 2; // canonicalize on 100 MiB: timed calls, best reported (no warm-up)
+
+const gc = globalThis.gc;
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : null;
+const runs = (part) => only === null || only === part;
+
+// ---- inputs: JSON text parsed with JSON.parse, as tool arguments arrive --------------------------
+
+let seed = 0x9e3779b9; // mulberry32: the same inputs on every run
+function random() {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+}
+const WORDS = [
+  'weather', 'forecast', 'tomorrow', 'rain', 'wind', 'temperature', 'agent', 'tool', 'policy', 'budget',
+  'search', 'result', 'index', 'vector', 'embedding', 'document', 'source', 'the', 'of', 'and', 'in',
+  'Zürich', 'café', 'naïve', 'résumé', 'Ångström', 'straße', '東京', '天気予報', 'データ', 'поиск',
+  'погода', 'αναζήτηση', '😀', '☔',
+];
+const pick = (list) => list[Math.floor(random() * list.length)];
+const sentence = (words) => Array.from({ length: words }, () => pick(WORDS)).join(' ');
+
+/** A search hit as a retrieval tool would be given it back: keys unsorted, strings and numbers. */
+function hit(i) {
+  return {
+    id: `doc-${i}`,
+    title: sentence(6),
+    url: `https://example.com/docs/${i}?lang=${pick(['en', 'de', 'ja', 'ru'])}`,
+    score: Math.round(random() * 1e6) / 1e6,
+    rank: i + 1,
+    tags: [pick(WORDS), pick(WORDS), pick(WORDS)],
+    snippet: sentence(28),
+    meta: { lang: pick(['en', 'de', 'ja', 'ru', 'el']), chars: Math.floor(random() * 20000), fresh: random() < 0.5, author: null },
+  };
+}
+
+/** About 64 KiB of `search` arguments: a query, filters and a page of hits to re-rank. */
+function smallArguments() {
+  const args = { query: 'weather in Zürich "tomorrow"\n', top_k: 50, filters: { lang: ['en', 'de'], after: '2024-01-01', min_score: 0.25 }, hits: [] };
+  const parts = [];
+  let bytes = Buffer.byteLength(JSON.stringify(args));
+  for (;;) {
+    const text = JSON.stringify(hit(parts.length));
+    const more = Buffer.byteLength(text) + 1;
+    if (bytes + more > SMALL_TARGET_BYTES) break;
+    parts.push(text);
+    bytes += more;
+  }
+  return JSON.parse(`${JSON.stringify(args).slice(0, -3)}[${parts.join(',')}]}`);
+}
+
+/** Joins JSON fragments from `next(i)` until the text passes LARGE_TARGET_BYTES, then parses it. */
+function largeJson(open, close, next) {
+  const pool = Array.from({ length: 1024 }, () => sentence(14));
+  const parts = [];
+  let bytes = Buffer.byteLength(open) + Buffer.byteLength(close);
+  for (let i = 0; bytes <= LARGE_TARGET_BYTES; i++) {
+    const part = next(i, pool[i % pool.length]);
+    parts.push(part);
+    bytes += Buffer.byteLength(part) + 1;
+  }
+  const count = parts.length;
+  const value = JSON.parse(`${open}${parts.join(',')}${close}`);
+  return { value, count };
+}
+
+const LARGE_SHAPES = [
+  {
+    part: 'array',
+    describe: (n) => `{query, hits: array of ${n.toLocaleString('en')} strings}`,
+    build: () => largeJson('{"query":"weather","hits":[', ']}', (i, s) => JSON.stringify(`${i}: ${s}`)),
+  },
+  {
+    part: 'string',
+    describe: () => '{query, text: one string}',
+    build: () => {
+      const pool = Array.from({ length: 1024 }, () => sentence(14));
+      const chunks = [];
+      let bytes = 0;
+      for (let i = 0; bytes <= LARGE_TARGET_BYTES; i++) {
+        chunks.push(pool[i % pool.length]);
+        bytes += Buffer.byteLength(pool[i % pool.length]) + 1;
+      }
+      return { value: JSON.parse(`{"query":"weather","text":${JSON.stringify(chunks.join('\n'))}}`), count: 1 };
+    },
+  },
+  {
+    part: 'members',
+    describe: (n) => `one object of ${n.toLocaleString('en')} members`,
+    build: () => largeJson('{', '}', (i, s) => `"m${String(i).padStart(7, '0')}":${JSON.stringify(s)}`),
+  },
+];
+
+// ---- timing --------------------------------------------------------------------------------------
+
+let blackhole = 0;
+
+/** Runs `fn` for WARMUP_MS (at least once); returns how many calls fill a BATCH_MS batch. */
+function warmUp(fn) {
+  const t0 = performance.now();
+  let calls = 0;
+  do {
+    blackhole += fn();
+    calls++;
+  } while (performance.now() - t0 < WARMUP_MS);
+  const perCall = (performance.now() - t0) / calls;
+  return { batch: Math.max(1, Math.round(BATCH_MS / perCall)), slow: perCall > SLOW_MS };
+}
+
+/** Nanoseconds per call over one batch of `calls`, after a full GC. */
+function timeBatch(fn, calls) {
+  gc();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < calls; i++) blackhole += fn();
+  return Number(process.hrtime.bigint() - t0) / calls;
+}
+
+/** Warm-up of each contestant, then rounds running every contestant once, in a rotated order. */
+function contest(contestants) {
+  const plans = contestants.map((c) => warmUp(c.run));
+  const samples = contestants.map(() => []);
+  const reps = plans.some((p) => p.slow) ? SLOW_REPS : REPS;
+  for (let rep = 0; rep < reps; rep++) {
+    for (let k = 0; k < contestants.length; k++) {
+      const i = (k + rep) % contestants.length;
+      if (samples[i].length < (plans[i].slow ? SLOW_REPS : REPS)) samples[i].push(timeBatch(contestants[i].run, plans[i].batch));
+    }
+  }
+  return contestants.map((c, i) => ({ ...c, ns: median(samples[i]), spread: spread(samples[i]), reps: samples[i].length }));
+}
+
+/** Best of PEER_CALLS single calls, in nanoseconds (no warm-up: one call takes seconds). */
+function timeFew(fn) {
+  const times = [];
+  for (let i = 0; i < PEER_CALLS; i++) times.push(timeBatch(fn, 1));
+  return Math.min(...times);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Interquartile range relative to the median, as a rough noise figure. */
+function spread(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return (q(0.75) - q(0.25)) / median(values);
+}
+
+// ---- report ----------------------------------------------------------------------------------------
+
+function time(ns) {
+  if (ns >= 1e9) return `${(ns / 1e9).toFixed(2)} s`;
+  if (ns >= 1e6) return `${(ns / 1e6).toFixed(2)} ms`;
+  if (ns >= 1e4) return `${(ns / 1e3).toFixed(0)} µs`;
+  if (ns >= 1e3) return `${(ns / 1e3).toFixed(2)} µs`;
+  return `${ns.toFixed(0)} ns`;
+}
+const ratio = (x) => (x >= 100 ? `${x.toFixed(0)}×` : `${x.toFixed(2)}×`);
+const int = (n) => n.toLocaleString('en');
+const pad = (text, width) => String(text).padEnd(width);
+const lpad = (text, width) => String(text).padStart(width);
+const verdict = (met) => (met ? 'MET' : 'MISSED');
+
+function check(condition, message) {
+  if (!condition) throw new Error(`sanity check failed: ${message}`);
+}
+
+// ---- (1) about 64 KiB, allowed ------------------------------------------------------------------
+
+function smallContest() {
+  const args = smallArguments();
+  const allowing = RuntimePolicy.compile({ tools: { allow: ['search'] }, maxArgumentBytes: ALLOW_LIMIT });
+  const bytes = Buffer.byteLength(JSON.stringify(args));
+  const text = canonicalJson(args);
+  const decision = allowing.checkTool('search', args);
+  check(decision.reason === 'allowed' && decision.budget.measured_bytes === bytes, `64 KiB check gave ${decision.reason}, ${decision.budget.measured_bytes} B (expected allowed, ${bytes} B)`);
+  check(text === canonicalize(args), 'canonicalJson and canonicalize disagree on the 64 KiB arguments');
+  check(Buffer.byteLength(text) === bytes, 'canonical and JSON.stringify sizes differ');
+  const tiny = { query: 'weather' };
+
+  const rows = contest([
+    { name: 'ours policy.checkTool', ours: true, run: () => allowing.checkTool('search', args).budget.measured_bytes },
+    { name: 'floor Buffer.byteLength(JSON.stringify)', floor: true, run: () => Buffer.byteLength(JSON.stringify(args)) },
+    { name: `canonicalize ${canonicalizeVersion} + Buffer.byteLength`, run: () => Buffer.byteLength(canonicalize(args)) },
+    { name: '· ours measure() alone', run: () => measure(args, ALLOW_LIMIT).bytes },
+    { name: '· ours canonicalJson + Buffer.byteLength', run: () => Buffer.byteLength(canonicalJson(args)) },
+    { name: '· ours checkTool on {query} (fixed cost)', run: () => allowing.checkTool('search', tiny).budget.measured_bytes },
+  ]);
+  const nonAscii = [...text].filter((c) => c.codePointAt(0) > 0x7f).length;
+  console.log(`\n(1) checkTool('search', args) on ${int(bytes)} B of arguments (${args.hits.length} hits, ${int(text.length)} UTF-16 units, ${int(nonAscii)} non-ASCII chars), maxArgumentBytes ${int(ALLOW_LIMIT)} → allowed`);
+  const floor = rows.find((row) => row.floor);
+  console.log(`  ${pad('contestant', 46)}${lpad('per op', 10)}${lpad('IQR', 7)}${lpad('reps', 6)}${lpad('vs floor', 10)}`);
+  for (const row of rows) {
+    const iqr = `${(row.spread * 100).toFixed(0)}%`;
+    console.log(`  ${pad(row.name, 46)}${lpad(time(row.ns), 10)}${lpad(iqr, 7)}${lpad(row.reps, 6)}${lpad(ratio(row.ns / floor.ns), 10)}`);
+  }
+  return { args, allowing, bytes, ours: rows.find((row) => row.ours), floor, peer: rows[2] };
+}
+
+// ---- (2) about 100 MiB, denied ------------------------------------------------------------------
+
+function largeContest(shape, small) {
+  gc();
+  const t0 = performance.now();
+  let { value, count } = shape.build();
+  const built = performance.now() - t0;
+  const denying = RuntimePolicy.compile({ tools: { allow: ['search'] }, maxArgumentBytes: DENY_LIMIT });
+  const decision = denying.checkTool('search', value);
+  check(decision.reason === 'argument_budget_exceeded' && decision.budget.measured_bytes > DENY_LIMIT, `100 MiB check gave ${decision.reason}`);
+
+  const [ours, ours64] = contest([
+    { name: 'ours checkTool, 100 MiB', run: () => denying.checkTool('search', value).budget.measured_bytes },
+    { name: 'ours checkTool, 64 KiB (1)', run: () => small.allowing.checkTool('search', small.args).budget.measured_bytes },
+  ]);
+  let bytes = 0;
+  const peer = timeFew(() => (bytes = Buffer.byteLength(canonicalize(value))));
+  check(bytes > LARGE_TARGET_BYTES, `the ${shape.part} input is ${bytes} B, not over 100 MiB`);
+  value = null;
+  gc();
+  return { shape, count, bytes, built, ours, ours64, peer };
+}
+
+function printLarge(results) {
+  console.log(`\n(2) checkTool('search', args) on over 100 MiB of arguments, maxArgumentBytes ${int(DENY_LIMIT)} → argument_budget_exceeded`);
+  console.log(`    canonicalize: best of ${PEER_CALLS} calls; ours: median of the reps after a warm-up, interleaved with the 64 KiB check`);
+  console.log(`  ${pad('shape', 44)}${lpad('bytes', 13)}${lpad('ours', 10)}${lpad('IQR', 6)}${lpad('64 KiB', 10)}${lpad('100M/64K', 10)}${lpad('canonicalize', 14)}${lpad('peer/ours', 11)}`);
+  for (const r of results) {
+    const iqr = `${(r.ours.spread * 100).toFixed(0)}%`;
+    console.log(
+      `  ${pad(r.shape.describe(r.count), 44)}${lpad(int(r.bytes), 13)}${lpad(time(r.ours.ns), 10)}${lpad(iqr, 6)}${lpad(time(r.ours64.ns), 10)}` +
+        `${lpad(ratio(r.ours.ns / r.ours64.ns), 10)}${lpad(time(r.peer), 14)}${lpad(ratio(r.peer / r.ours.ns), 11)}`,
+    );
+  }
+}
+
+// ---- main ----------------------------------------------------------------------------------------
+
+function main() {
+  const started = performance.now();
+  const heap = getHeapStatistics().heap_size_limit / 2 ** 20;
+  console.log(`policy benchmark: node ${process.version}, heap limit ${heap.toFixed(0)} MiB, gc between batches; fast ops: median of ${REPS} batches of ~${BATCH_MS} ms after a ${WARMUP_MS} ms warm-up, slow ops (> ${SLOW_MS} ms): median of ${SLOW_REPS}`);
+
+  const small = smallContest();
+  const large = [];
+  for (const shape of LARGE_SHAPES) if (runs(shape.part)) large.push(largeContest(shape, small));
+  if (large.length > 0) printLarge(large);
+
+  console.log('\ntargets');
+  const x = small.ours.ns / small.floor.ns;
+  console.log(`  (1) 64 KiB checkTool ≤ 1.5× the JSON.stringify floor: ${ratio(x)} → ${verdict(x <= 1.5)}   (canonicalize: ${ratio(small.peer.ns / small.floor.ns)})`);
+  for (const r of large) {
+    const growth = r.ours.ns / r.ours64.ns;
+    const speedup = r.peer / r.ours.ns;
+    console.log(`  (2) ${pad(r.shape.part, 8)} 100 MiB check ≤ 2× the 64 KiB check: ${pad(ratio(growth), 8)} → ${pad(verdict(growth <= 2), 7)}  ≥ 100× faster than canonicalize: ${pad(ratio(speedup), 8)} → ${verdict(speedup >= 100)}`);
+  }
+  const maxRssMiB = process.resourceUsage().maxRSS / 1024;
+  console.log(`\npeak RSS ${maxRssMiB.toFixed(0)} MiB, total ${((performance.now() - started) / 1000).toFixed(0)} s (inputs built in ${large.map((r) => `${(r.built / 1000).toFixed(1)} s`).join(', ') || '—'})`);
+}
+
+main();
