@@ -5,15 +5,7 @@ import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
 import { isValidAgentId } from './agent-id';
 import { ManualClock } from './testing/manual-clock';
-
-function thrown(fn: () => unknown): AdmissionError {
-  try {
-    fn();
-  } catch (error) {
-    return error as AdmissionError;
-  }
-  throw new Error('expected a throw');
-}
+import { thrown } from './testing/controller-fixture';
 
 const construct = (config: unknown) => () => new AdmissionController(config as AdmissionConfig, { clock: new ManualClock() });
 

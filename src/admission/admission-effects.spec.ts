@@ -5,6 +5,7 @@ import type { AdmissionConfig } from './admission-config';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 import { ManualClock } from './testing/manual-clock';
+import { granted } from './testing/controller-fixture';
 
 type Listener = (event: AdmissionDecisionEvent) => void;
 
@@ -22,11 +23,6 @@ function setup(config: AdmissionConfig = {}, clock: ManualClock = new ManualCloc
   });
   return { clock, controller, events, listeners, outcomes: () => events.map((event) => `${event.outcome}:${event.agent_id}`) };
 }
-
-const granted = (result: SubmitResult): Permit => {
-  if (result.status !== 'granted') throw new Error('expected a grant');
-  return result.permit;
-};
 
 const ignore = () => undefined;
 

@@ -4,6 +4,7 @@ import { AdmissionError, type AdmissionErrorCode } from './admission.errors';
 import type { AdmissionDecisionEvent, AdmissionOutcome, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 import { ManualClock } from './testing/manual-clock';
+import { granted } from './testing/controller-fixture';
 
 /** A manual clock that can be skewed backwards, to show that wait_ms never goes negative. */
 class SkewableClock extends ManualClock {
@@ -36,11 +37,6 @@ function thrown(fn: () => unknown): unknown {
   }
   throw new Error('expected a throw');
 }
-
-const granted = (result: SubmitResult): Permit => {
-  if (result.status !== 'granted') throw new Error('expected a grant');
-  return result.permit;
-};
 
 /**
  * A controller at its global limit of 1 (held by "blocker"), and a request of "subject" that waited

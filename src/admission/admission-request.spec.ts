@@ -4,22 +4,7 @@ import type { AdmissionRequestOptions } from './admission-request';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
 import { ManualClock } from './testing/manual-clock';
-
-function setup(config: AdmissionConfig = {}) {
-  const clock = new ManualClock();
-  const events: AdmissionDecisionEvent[] = [];
-  const controller = new AdmissionController(config, { clock, events: { emit: (_, payload) => events.push(payload as AdmissionDecisionEvent) } });
-  return { clock, controller, events, outcomes: () => events.map((event) => event.outcome) };
-}
-
-function thrown(fn: () => unknown): AdmissionError {
-  try {
-    fn();
-  } catch (error) {
-    return error as AdmissionError;
-  }
-  throw new Error('expected a throw');
-}
+import { setup, thrown } from './testing/controller-fixture';
 
 const forgedSignal = () => Object.create(AbortSignal.prototype) as AbortSignal;
 const throwingGetter = (key: string) =>

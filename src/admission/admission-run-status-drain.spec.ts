@@ -5,42 +5,7 @@ import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 import { ManualClock } from './testing/manual-clock';
-
-class TimerlessClock extends ManualClock {
-  override setTimer(): unknown {
-    return {};
-  }
-}
-
-function setup(config: AdmissionConfig = {}, clock: ManualClock = new ManualClock()) {
-  const events: AdmissionDecisionEvent[] = [];
-  const controller = new AdmissionController(config, { clock, events: { emit: (_, payload) => events.push(payload as AdmissionDecisionEvent) } });
-  return { clock, controller, events, outcomes: () => events.map((event) => event.outcome) };
-}
-
-function thrown(fn: () => unknown): AdmissionError {
-  try {
-    fn();
-  } catch (error) {
-    return error as AdmissionError;
-  }
-  throw new Error('expected a throw');
-}
-
-const granted = (result: SubmitResult): Permit => {
-  if (result.status !== 'granted') throw new Error('expected a grant');
-  return result.permit;
-};
-
-async function stateOf(promise: Promise<unknown>): Promise<'pending' | 'fulfilled' | 'rejected'> {
-  let state: 'pending' | 'fulfilled' | 'rejected' = 'pending';
-  promise.then(
-    () => (state = 'fulfilled'),
-    () => (state = 'rejected'),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return state;
-}
+import { TimerlessClock, granted, setup, stateOf, thrown } from './testing/controller-fixture';
 
 const STATUS_KEYS = ['active', 'available', 'drain_started_at', 'draining', 'global_limit', 'max_queue', 'overflow', 'per_agent', 'queue_length'];
 

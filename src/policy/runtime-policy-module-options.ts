@@ -23,7 +23,7 @@ export interface ResolvedRuntimePolicyModuleOptions {
 export function resolveRuntimePolicyModuleOptions(options: unknown): ResolvedRuntimePolicyModuleOptions {
   if (!isPlainObject(options)) throw invalid('options');
   const unknown = Object.keys(options).find((key) => !KNOWN.has(key));
-  if (unknown !== undefined) throw invalid('unknown');
+  if (unknown !== undefined) throw invalid(unknown);
   const { policy, auditLog, auditDecisions, auditTimeoutMs, dataSourceName } = options as Partial<RuntimePolicyModuleOptions>;
   if (auditLog !== undefined && auditLog !== 'postgres' && !(typeof auditLog === 'object' && auditLog !== null && typeof auditLog.record === 'function')) {
     throw invalid('auditLog');

@@ -199,7 +199,9 @@ describe('runtime policy audit sink over HTTP', () => {
       const sink = new RecordingSink();
       sink.fallback = 'hang';
       const t = await start({ moduleOptions: { auditLog: sink, auditTimeoutMs: 100 } });
+      const began = Date.now();
       const result = await t.post('/p/agents/stranger', {});
+      expect(Date.now() - began).toBeLessThan(3_000);
       expectUnavailable(result);
     });
 
@@ -221,7 +223,9 @@ describe('runtime policy audit sink over HTTP', () => {
       sink.behaviour.set(0, 'hang');
       const t = await start({ moduleOptions: { auditLog: sink, auditTimeoutMs: 100 } });
       t.probe.returns({ reply: RESULT_CANARY.repeat(8) });
+      const began = Date.now();
       const result = await t.post('/p/agents/helper', {});
+      expect(Date.now() - began).toBeLessThan(3_000);
       expectUnavailable(result);
       expect(sink.decisions.map((d) => [d.operation, d.outcome])).toEqual([['content', 'deny']]);
       expectNowhere(RESULT_CANARY, result, t);

@@ -13,7 +13,7 @@ import { AuditSink } from '../../src/policy/audit-sink';
 import { E2E_POLICY, RecordingSink, startupError, usePolicyApps } from './support/policy-harness';
 import { DEFAULT_RESULT } from './support/policy-routes';
 
-function expectPolicyError(error: unknown, code: string, details?: Record<string, unknown>): void {
+function expectPolicyError(error: unknown, code: string, details?: Record<string, unknown> | null): void {
   expect(RuntimePolicyError.isRuntimePolicyError(error)).toBe(true);
   expect(error).toBeInstanceOf(RuntimePolicyError);
   expect((error as RuntimePolicyError).code).toBe(code);
@@ -105,15 +105,16 @@ describe('RuntimePolicyModule start-up', () => {
   const start = usePolicyApps();
 
   describe('policy', () => {
-    it.each<[string, unknown, string, Record<string, unknown>?]>([
-      ['not a plain object', 'allow everything', 'invalid_runtime_policy'],
-      ['an unknown key', { ...E2E_POLICY, everyone: true }, 'unsupported_runtime_policy_options'],
+    // every row has four entries: a shorter row would make Jest pass `done` as the fourth argument
+    it.each<[string, unknown, string, Record<string, unknown> | null]>([
+      ['not a plain object', 'allow everything', 'invalid_runtime_policy', null],
+      ['an unknown key', { ...E2E_POLICY, everyone: true }, 'unsupported_runtime_policy_options', null],
       ['a bad allow selector', { agents: { allow: 'everyone' } }, 'invalid_runtime_policy_allow', { kind: 'agents' }],
       ['a bad deny selector', { tools: { deny: [''] } }, 'invalid_runtime_policy_deny', { kind: 'tools' }],
       ['an unknown rules key', { tools: { allowed: ['x'] } }, 'unsupported_runtime_policy_rules', { kind: 'tools' }],
-      ['Infinity as maxArgumentBytes', { maxArgumentBytes: Infinity }, 'invalid_max_argument_bytes'],
-      ['a negative maxContentBytes', { maxContentBytes: -1 }, 'invalid_max_content_bytes'],
-      ['an empty id', { id: '' }, 'invalid_runtime_policy_id'],
+      ['Infinity as maxArgumentBytes', { maxArgumentBytes: Infinity }, 'invalid_max_argument_bytes', null],
+      ['a negative maxContentBytes', { maxContentBytes: -1 }, 'invalid_max_content_bytes', null],
+      ['an empty id', { id: '' }, 'invalid_runtime_policy_id', null],
     ])('fails bootstrap when the policy spec has %s, with its compile code', async (_, policy, code, details) => {
       const error = await startupError({ moduleOptions: { policy: policy as RuntimePolicySpec } });
       expectPolicyError(error, code, details);
@@ -174,16 +175,17 @@ describe('RuntimePolicyModule start-up', () => {
   });
 
   describe('endpoint scan', () => {
-    it.each<[string, Function, string]>([
-      ['@AgentEndpoint and @ToolEndpoint on one handler', BothDecoratorsController, 'endpoint'],
-      ["an empty agent name ''", EmptyAgentController, 'agent'],
-      ["an empty tool name ''", EmptyToolController, 'tool'],
-      ['a tool name of 257 UTF-8 bytes', LongToolController, 'tool'],
-      ['an agent name with a lone surrogate', LoneSurrogateAgentController, 'agent'],
-      ['a non-string agent name', NonStringAgentController, 'agent'],
+    it.each<[string, Function]>([
+      ['@AgentEndpoint and @ToolEndpoint on one handler', BothDecoratorsController],
+      ["an empty agent name ''", EmptyAgentController],
+      ["an empty tool name ''", EmptyToolController],
+      ['a tool name of 257 UTF-8 bytes', LongToolController],
+      ['an agent name with a lone surrogate', LoneSurrogateAgentController],
+      ['a non-string agent name', NonStringAgentController],
     ])('fails bootstrap with invalid_runtime_policy_module_options for %s', async (_, controller) => {
       const error = await startupError({ controllers: [controller as never] });
       expectPolicyError(error, 'invalid_runtime_policy_module_options');
+      expect(typeof (error as RuntimePolicyError).details?.option).toBe('string');
     });
 
     it('accepts a name of exactly 256 UTF-8 bytes and leaves undecorated routes alone', async () => {
