@@ -11,7 +11,7 @@ import { AdmissionQueue, AgentState, RequestEntry, type Waiter } from './admissi
 import { deadlineAfterMs, isAbortSignal, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';
 import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, SubmitResult } from './admission.types';
 import { AdmissionError } from './admission.errors';
-import { createPermit, PermitSignalSource, type Permit, type RevocationOutcome } from './permit';
+import { IssuedPermit, isPermitObserved, issuerRecordOf, revokePermit, type Permit, type RevocationOutcome } from './permit';
 
 /** Collaborators of an {@link AdmissionController}. */
 export interface AdmissionControllerDeps {
@@ -45,7 +45,6 @@ export class AdmissionController {
 
   private readonly agents = new Map<string, AgentState>();
   private readonly requests = new Map<string, RequestEntry>();
-  private readonly permits = new Map<string, RequestEntry>();
   private readonly recentFailures = new Map<string, unknown>();
   private readonly queue = new AdmissionQueue();
   private readonly expiryTimer: DeadlineTimer;
@@ -93,16 +92,19 @@ export class AdmissionController {
 
   /** `submit`, then waits for a queued request's outcome. Never throws synchronously. */
   acquire(agentId: string, opts?: AdmissionRequestOptions): Promise<Permit> {
-    return this.operate(() => {
-      let entry: RequestEntry;
-      try {
-        entry = this.submitEntry(agentId, opts);
-      } catch (error) {
-        return rejectedWith<Permit>(error);
-      }
+    try {
+      const entry = this.submitEntry(agentId, opts);
       if (entry.state === 'active') return Promise.resolve(entry.permit as Permit);
-      return handled(new Promise<Permit>((resolve, reject) => this.addWaiter(entry, { resolve, reject })));
-    });
+      let waiter!: Waiter;
+      const promise = new Promise<Permit>((resolve, reject) => (waiter = { resolve, reject }));
+      waiter.promise = promise;
+      this.addWaiter(entry, waiter);
+      return promise;
+    } catch (error) {
+      return rejectedWith<Permit>(error);
+    } finally {
+      this.settle();
+    }
   }
 
   /**
@@ -142,10 +144,17 @@ export class AdmissionController {
 
   /** Returns the capacity of a permit issued by this controller; `true` at most once per permit. */
   release(permit: Permit): boolean {
-    const id = permitIdOf(permit);
-    const entry = this.permits.get(id);
-    if (entry === undefined || entry.permit !== permit) return false;
-    return this.operate(() => this.revoke(entry, 'released'));
+    const entry = issuerRecordOf(permit) as RequestEntry | undefined;
+    if (entry === undefined) {
+      permitIdOf(permit);
+      return false;
+    }
+    if (entry.issuer !== this) return false;
+    try {
+      return this.revoke(entry, 'released');
+    } finally {
+      this.settle();
+    }
   }
 
   /**
@@ -228,7 +237,7 @@ export class AdmissionController {
     this.purge(now);
     const agent = this.agents.get(agentId) ?? new AgentState(agentId, this.config.agentLimits.get(agentId) ?? this.config.defaultAgentLimit);
     if (this.active < this.config.globalLimit && agent.active < agent.limit) {
-      const entry = new RequestEntry(randomId('request-'), agent, this.sequence++, request.deadline, now, request.owner, undefined);
+      const entry = new RequestEntry(this, randomId('request-'), agent, this.sequence++, request.deadline, now, request.owner, undefined);
       this.track(entry);
       this.grant(entry, now);
       return entry;
@@ -245,7 +254,7 @@ export class AdmissionController {
       this.decide('expired', agentId, 0);
       throw new AdmissionError('queue_deadline_exceeded');
     }
-    const entry = new RequestEntry(randomId('request-'), agent, this.sequence++, request.deadline, now, request.owner, request.signal);
+    const entry = new RequestEntry(this, randomId('request-'), agent, this.sequence++, request.deadline, now, request.owner, request.signal);
     this.track(entry);
     this.queue.enqueue(entry);
     this.watch(entry);
@@ -276,11 +285,8 @@ export class AdmissionController {
     agent.active++;
     this.active++;
     if (agent.queue.size > 0 && agent.active === agent.limit) this.queue.refresh(agent);
-    const source = new PermitSignalSource();
-    const permit = createPermit(randomId('permit-'), agent.id, entry.ref, source, this.releaseIgnoringResult);
-    entry.permitSource = source;
+    const permit = new IssuedPermit(randomId('permit-'), agent.id, entry.ref, this.releaseIgnoringResult, entry);
     entry.permit = permit;
-    this.permits.set(permit.id, entry);
     if (entry.signalListener) {
       (entry.signal as AbortSignal).removeEventListener('abort', entry.signalListener);
       entry.signalListener = undefined;
@@ -301,7 +307,6 @@ export class AdmissionController {
     const agent = entry.agent;
     entry.state = 'done';
     this.requests.delete(entry.ref);
-    this.permits.delete((entry.permit as Permit).id);
     if (entry.ownerListener) {
       (entry.owner as AbortSignal).removeEventListener('abort', entry.ownerListener);
       entry.ownerListener = undefined;
@@ -310,8 +315,9 @@ export class AdmissionController {
     this.active--;
     if (agent.queue.size > 0 && agent.active === agent.limit - 1) this.queue.refresh(agent);
     this.forgetIfIdle(agent);
-    const source = entry.permitSource as PermitSignalSource;
-    this.effects.push(() => source.revoke(outcome));
+    const permit = entry.permit as IssuedPermit;
+    if (isPermitObserved(permit)) this.effects.push(() => revokePermit(permit, outcome));
+    else revokePermit(permit, outcome);
     this.decide(outcome, agent.id, now - entry.submittedAt);
     if (this.active === 0 && this.drainWaiters.length > 0) {
       const waiters = this.drainWaiters;
@@ -335,6 +341,7 @@ export class AdmissionController {
     const waiters = entry.waiters;
     if (waiters) {
       entry.waiters = null;
+      for (const waiter of waiters) if (waiter.promise) handled(waiter.promise);
       this.effects.push(() => waiters.forEach((waiter) => waiter.reject(reason)));
     }
     this.decide(outcome, entry.agent.id, now - entry.submittedAt);
@@ -423,9 +430,14 @@ export class AdmissionController {
     try {
       return operation();
     } finally {
-      this.expiryTimer.arm(this.queue.earliestDeadline()?.deadline ?? Infinity);
-      this.flush();
+      this.settle();
     }
+  }
+
+  /** The end of every operation: arm the expiry timer, then perform the collected side effects. */
+  private settle(): void {
+    this.expiryTimer.arm(this.queue.earliestDeadline()?.deadline ?? Infinity);
+    this.flush();
   }
 
   private flush(): void {

@@ -1,6 +1,6 @@
 import { IndexedMinHeap, type HeapItem } from '../shared/indexed-min-heap';
 import { LinkedList, type ListNode } from '../shared/linked-list';
-import type { Permit, PermitSignalSource } from './permit';
+import type { IssuedPermit, Permit } from './permit';
 
 /** Where a request is in its lifecycle; `done` is terminal. */
 export type EntryState = 'queued' | 'active' | 'done';
@@ -9,6 +9,8 @@ export type EntryState = 'queued' | 'active' | 'done';
 export interface Waiter {
   resolve(permit: Permit): void;
   reject(reason: unknown): void;
+  /** The caller's promise, marked handled just before a rejection so a dropped promise is never reported. */
+  promise?: Promise<Permit>;
 }
 
 /** Per-agent bookkeeping; dropped when the agent has neither active nor queued work. */
@@ -16,6 +18,8 @@ export class AgentState implements HeapItem {
   active = 0;
   readonly queue = new LinkedList<RequestEntry>();
   heapIndex = -1;
+  /** Sequence number of the queue's head while in the eligible heap (kept here so the heap never touches entries). */
+  headSeq = 0;
 
   constructor(
     readonly id: string,
@@ -33,13 +37,14 @@ export class RequestEntry implements ListNode<RequestEntry>, HeapItem {
   next: RequestEntry | null = null;
   heapIndex = -1;
   state: EntryState = 'queued';
-  permit: Permit | undefined = undefined;
-  permitSource: PermitSignalSource | undefined = undefined;
+  permit: IssuedPermit | undefined = undefined;
   waiters: Waiter[] | null = null;
   ownerListener: (() => void) | undefined = undefined;
   signalListener: (() => void) | undefined = undefined;
 
   constructor(
+    /** The controller that owns the request: a permit is only ever released by its issuer. */
+    readonly issuer: object,
     readonly ref: string,
     readonly agent: AgentState,
     readonly seq: number,
@@ -51,7 +56,7 @@ export class RequestEntry implements ListNode<RequestEntry>, HeapItem {
   ) {}
 }
 
-const olderHead = (a: AgentState, b: AgentState) => (a.queue.head as RequestEntry).seq < (b.queue.head as RequestEntry).seq;
+const olderHead = (a: AgentState, b: AgentState) => a.headSeq < b.headSeq;
 const earlierDeadline = (a: RequestEntry, b: RequestEntry) =>
   a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq);
 
@@ -87,6 +92,7 @@ export class AdmissionQueue {
     const eligible = agent.queue.size > 0 && agent.active < agent.limit;
     const inHeap = agent.heapIndex >= 0;
     if (eligible) {
+      agent.headSeq = (agent.queue.head as RequestEntry).seq;
       if (inHeap) this.eligible.update(agent);
       else this.eligible.push(agent);
     } else if (inHeap) {

@@ -49,8 +49,10 @@ describe('§3 Identifiers and permits', () => {
     const { grant } = setup();
     const permit = grant('support-agent');
     expect(Object.isFrozen(permit)).toBe(true);
-    expect(Object.keys(permit).sort()).toEqual(['agentId', 'id', 'requestRef', 'signal']);
-    expect(Object.getOwnPropertySymbols(permit)).toEqual([Symbol.dispose]);
+    // data as own keys; `signal` (created on first read) and `Symbol.dispose` come from the class
+    expect(Object.keys(permit).sort()).toEqual(['agentId', 'id', 'requestRef']);
+    expect(typeof permit[Symbol.dispose]).toBe('function');
+    expect(JSON.parse(JSON.stringify(permit))).toEqual({ id: permit.id, agentId: 'support-agent', requestRef: permit.requestRef });
     expect(permit.agentId).toBe('support-agent');
     expect(permit.id).toMatch(PERMIT_ID);
     expect(permit.requestRef).toMatch(REQUEST_REF);

@@ -19,54 +19,65 @@ export interface Permit {
   [Symbol.dispose](): void;
 }
 
-/**
- * The abort side of a permit. The `AbortController` is created on first use of `permit.signal`,
- * because most permits are released without anybody watching their signal.
- */
-export class PermitSignalSource {
-  private controller: AbortController | undefined;
-  private outcome: RevocationOutcome | undefined;
+/** Aborts a permit's signal (at once when somebody holds it, else when it is first read). */
+export let revokePermit: (permit: IssuedPermit, outcome: RevocationOutcome) => void;
+/** Whether somebody holds the permit's signal, so aborting it runs listeners: a side effect to schedule. */
+export let isPermitObserved: (permit: IssuedPermit) => boolean;
+/** The issuer's record behind a permit it issued; `undefined` for anything else (a look-alike included). */
+export let issuerRecordOf: (value: unknown) => unknown;
 
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.outcome) this.controller.abort(revokedReason(this.outcome));
-    }
-    return this.controller.signal;
+/**
+ * The permit the controller issues: a frozen object whose `signal` is created on first read, because
+ * most permits are released without anybody watching it. The revoke side is module-private.
+ */
+export class IssuedPermit implements Permit {
+  #controller: AbortController | undefined = undefined;
+  #outcome: RevocationOutcome | undefined = undefined;
+  readonly #release: (permit: Permit) => unknown;
+  readonly #record: unknown;
+
+  static {
+    revokePermit = (permit, outcome) => {
+      permit.#outcome = outcome;
+      permit.#controller?.abort(revokedReason(outcome));
+    };
+    isPermitObserved = (permit) => permit.#controller !== undefined;
+    issuerRecordOf = (value) => (typeof value === 'object' && value !== null && #record in value ? (value as IssuedPermit).#record : undefined);
   }
 
-  /** Aborts the signal (now if anybody holds it, else when it is first read). */
-  revoke(outcome: RevocationOutcome): void {
-    this.outcome = outcome;
-    this.controller?.abort(revokedReason(outcome));
+  constructor(
+    readonly id: string,
+    readonly agentId: string,
+    readonly requestRef: string,
+    release: (permit: Permit) => unknown,
+    record: unknown,
+  ) {
+    this.#release = release;
+    this.#record = record;
+    Object.freeze(this);
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#outcome) this.#controller.abort(revokedReason(this.#outcome));
+    }
+    return this.#controller.signal;
+  }
+
+  [Symbol.dispose](): void {
+    this.#release(this);
   }
 }
 
 /** How a permit ended. */
 export type RevocationOutcome = 'released' | 'cancelled' | 'owner_down';
 
-function revokedReason(outcome: RevocationOutcome): AdmissionError {
-  return new AdmissionError('permit_revoked', { outcome });
-}
+const revokedReasons = new Map<RevocationOutcome, AdmissionError>();
 
-/** Builds the frozen permit object handed to callers. */
-export function createPermit(
-  id: string,
-  agentId: string,
-  requestRef: string,
-  source: PermitSignalSource,
-  release: (permit: Permit) => unknown,
-): Permit {
-  const permit: Permit = Object.freeze({
-    id,
-    agentId,
-    requestRef,
-    get signal() {
-      return source.signal;
-    },
-    [Symbol.dispose]() {
-      release(permit);
-    },
-  });
-  return permit;
+/** One frozen reason per outcome: building an error (and its stack) on every release is the bulk of its cost. */
+function revokedReason(outcome: RevocationOutcome): AdmissionError {
+  let reason = revokedReasons.get(outcome);
+  if (!reason) revokedReasons.set(outcome, (reason = Object.freeze(new AdmissionError('permit_revoked', { outcome }))));
+  return reason;
 }
