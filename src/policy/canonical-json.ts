@@ -6,8 +6,9 @@ import { walkJson } from './json-walker';
  * 1,000,000-deep array is fine. Throws `RuntimePolicyError` (`unsupported_json_term` with
  * `{path, kind}`, or `invalid_utf8` with `{path}`) for the first value JSON cannot hold faithfully.
  *
- * The ESM-only `canonicalize` package does not fit a CommonJS build, and none of its alternatives
- * rejects non-plain objects, accessors and lone surrogates without recursion.
+ * Not built on the `canonicalize` package: its 2.x line is CommonJS and would load, but it recurses,
+ * calls `toJSON` and getters, and accepts non-plain objects and lone surrogates; none of its
+ * alternatives rejects non-plain objects, accessors and lone surrogates without recursion either.
  *
  * @example
  * canonicalJson({ b: [1e21, -0], a: 'é' }); // '{"a":"é","b":[1e+21,0]}'

@@ -25,37 +25,23 @@ export interface WalkResult {
 
 const ACCESSOR: unique symbol = Symbol('accessor');
 
-interface Member {
-  readonly key: string;
-  readonly value: unknown;
-}
-
-class Frame {
-  index = 0;
-  constructor(
-    readonly container: object,
-    readonly length: number,
-    /** Sorted members of a plain object; `null` for an array. */
-    readonly members: Member[] | null,
-  ) {}
-}
-
-/** UTF-8 bytes of each ASCII code unit in `JSON.stringify` string form. */
-const ASCII_JSON_BYTES = new Uint8Array(128).map((_, c) => {
-  if (c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x22 || c === 0x5c) return 2;
-  return c < 0x20 ? 6 : 1;
-});
+/**
+ * UTF-8 bytes of each UTF-16 code unit in `JSON.stringify` string form: 1 for printable ASCII, 2 for
+ * the short escapes (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`), 6 for other controls (`\u00xx`),
+ * 2 below U+0800, 3 above; 0 marks a surrogate, counted with its pair. One table lookup per code
+ * unit is cheaper than a chain of range tests (64 KiB, filled natively at load).
+ */
+const JSON_UNIT_BYTES = new Uint8Array(0x10000).fill(3).fill(2, 0x80, 0x800).fill(0, 0xd800, 0xe000).fill(1, 0x20, 0x80).fill(6, 0, 0x20);
+for (const c of [0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x22, 0x5c]) JSON_UNIT_BYTES[c] = 2;
 
 /** UTF-8 bytes of `JSON.stringify(s)`, quotes included; -1 when `s` holds a lone surrogate. */
 export function jsonStringBytes(s: string): number {
   let bytes = 2;
   const n = s.length;
   for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) bytes += ASCII_JSON_BYTES[c];
-    else if (c < 0x800) bytes += 2;
-    else if (c < 0xd800 || c > 0xdfff) bytes += 3;
-    else if (c <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+    const unit = JSON_UNIT_BYTES[s.charCodeAt(i)];
+    if (unit !== 0) bytes += unit;
+    else if (s.charCodeAt(i) <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
       bytes += 4;
       i++;
     } else return -1;
@@ -63,13 +49,112 @@ export function jsonStringBytes(s: string): number {
   return bytes;
 }
 
+/**
+ * Length of `String(n)` (the canonical form of a number); -1 for `NaN` and `±Infinity`. A 32-bit
+ * integer (`-0` included, which prints as `0`) is counted without building its string.
+ */
+export function numberLength(n: number): number {
+  if ((n | 0) === n) return n < 0 ? 1 + digits(-n) : digits(n);
+  return Number.isFinite(n) ? String(n).length : -1;
+}
+
+/** Decimal digits of an integer 0 ≤ n ≤ 2^31. */
+function digits(n: number): number {
+  if (n < 1e5) return n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : 5;
+  return n < 1e6 ? 6 : n < 1e7 ? 7 : n < 1e8 ? 8 : n < 1e9 ? 9 : 10;
+}
+
+/**
+ * Positions of `keys` in UTF-16 code-unit order (keys are distinct); `null` when they already are in
+ * that order. Insertion sort for a few keys, the built-in sort otherwise.
+ */
+export function sortedOrder(keys: readonly string[]): number[] | null {
+  const n = keys.length;
+  let i = 1;
+  while (i < n && keys[i - 1] < keys[i]) i++;
+  if (i >= n) return null;
+  const order: number[] = [];
+  for (let k = 0; k < n; k++) order.push(k);
+  if (n > INSERTION_SORT_MAX) return order.sort((a, b) => (keys[a] < keys[b] ? -1 : 1));
+  for (; i < n; i++) {
+    const key = keys[i];
+    let j = i - 1;
+    while (j >= 0 && keys[order[j]] > key) {
+      order[j + 1] = order[j];
+      j--;
+    }
+    order[j + 1] = i;
+  }
+  return order;
+}
+
+const INSERTION_SORT_MAX = 24;
+
+/** Objects with at most this many members share a {@link Shape} with others that have the same keys. */
+const MAX_SHAPE_KEYS = 64;
+/** Shapes kept per first key in one walk; beyond it the oldest is forgotten. */
+const MAX_SHAPES_PER_FIRST_KEY = 4;
+
+/**
+ * The sorted order and the exact size of one list of keys, worked out once per walk for every
+ * object whose emitted members have exactly these keys in this enumeration order (objects parsed
+ * from the same JSON shape), so their keys are neither scanned nor sorted again.
+ */
+class Shape {
+  /** `"key":` of each key in sorted order, for canonicalJson; built on first use. */
+  texts: string[] | null = null;
+
+  constructor(
+    readonly keys: readonly string[],
+    readonly order: readonly number[] | null,
+    /**
+     * Bytes of all keys in JSON string form, their colons and commas, beyond the `len(key) + 4` or
+     * `+ 5` reserved for each when it was collected; -1 when a key holds a lone surrogate (then each
+     * key is scanned as it is written, so the error is reported in canonical order).
+     */
+    readonly keyBytes: number,
+    public next: Shape | null,
+  ) {}
+
+  matches(keys: readonly string[]): boolean {
+    const own = this.keys;
+    if (own.length !== keys.length) return false;
+    for (let i = 0; i < own.length; i++) if (own[i] !== keys[i]) return false;
+    return true;
+  }
+}
+
+/**
+ * One container on the stack. Frames are reused as the stack shrinks and grows again, so a walk
+ * allocates one per nesting level rather than one per container.
+ */
+class Frame {
+  container: object = NO_CONTAINER;
+  index = 0;
+  length = 0;
+  /** Keys of the emitted members of a plain object, in enumeration order; `null` for an array. */
+  keys: string[] | null = null;
+  /** Their values (or {@link ACCESSOR}), aligned with `keys`. */
+  values: unknown[] | null = null;
+  /** `keys` positions in sorted order; `null` when `keys` are sorted already. */
+  order: readonly number[] | null = null;
+  /** The shape whose keys were counted in full when the object was collected, if any. */
+  shape: Shape | null = null;
+
+  /** Position in `keys`/`values` of the `index`-th member in canonical order. */
+  at(index: number): number {
+    return this.order === null ? index : this.order[index];
+  }
+}
+
+/** What a frame holds before its first use. */
+const NO_CONTAINER: object = Object.freeze({});
+
 /** Ancestors this close to the top of the stack are compared one by one (cheaper than hashing). */
 const NEAR = 32;
 /** Deeper ancestors are remembered in a set at every this many levels. */
 const SAMPLE_EVERY = 16;
 const isSampled = (depth: number): boolean => depth >= NEAR && depth % SAMPLE_EVERY === 0;
-
-const byKey = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /**
  * The one walk behind `canonicalJson` and `measure` (spec 02 §2.1–2.2): iterative, with an explicit
@@ -82,9 +167,13 @@ const byKey = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.
  */
 class JsonWalker {
   private total = 0;
-  private readonly stack: Frame[] = [];
+  /** Frames `0 … depth - 1` are the containers being walked; later ones wait for reuse. */
+  private readonly frames: Frame[] = [];
+  private depth = 0;
   /** Containers on the stack at depths that are multiples of {@link SAMPLE_EVERY}, beyond {@link NEAR}. */
   private readonly sampledAncestors = new Set<object>();
+  /** Shapes seen in this walk, by their first key. */
+  private shapes: Map<string, Shape> | null = null;
 
   constructor(
     private readonly limit: number,
@@ -95,27 +184,31 @@ class JsonWalker {
   /** Walks `value`; false when the limit was passed. */
   run(value: unknown): boolean {
     if (!this.visit(value, 0)) return false;
-    const stack = this.stack;
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1];
-      if (frame.index === frame.length) {
-        this.out?.push(frame.members === null ? ']' : '}');
-        stack.pop();
-        if (isSampled(stack.length)) this.sampledAncestors.delete(frame.container);
+    const frames = this.frames;
+    while (this.depth > 0) {
+      const frame = frames[this.depth - 1];
+      const index = frame.index;
+      const keys = frame.keys;
+      if (index === frame.length) {
+        this.out?.push(keys === null ? ']' : '}');
+        this.depth--;
+        if (isSampled(this.depth)) this.sampledAncestors.delete(frame.container);
         continue;
       }
-      const index = frame.index++;
+      frame.index = index + 1;
       if (index > 0) this.out?.push(',');
-      if (frame.members === null) {
+      if (keys === null) {
         const array = frame.container as unknown[];
         // an own element only: a hole is `null` even when Array.prototype has been given that index
         const element = Object.hasOwn(array, index) ? array[index] : undefined;
         if (!this.visit(element === undefined ? null : element, 1)) return false;
       } else {
-        const member = frame.members[index];
-        if (!this.key(member.key)) return false;
-        if (member.value === ACCESSOR) throw this.unsupported('accessor');
-        if (!this.visit(member.value, 1)) return false;
+        const at = frame.at(index);
+        if (frame.shape !== null) this.out?.push(this.keyText(frame.shape, index));
+        else if (!this.key(keys[at])) return false;
+        const member = (frame.values as unknown[])[at];
+        if (member === ACCESSOR) throw this.unsupported('accessor');
+        if (!this.visit(member, 1)) return false;
       }
     }
     return true;
@@ -132,8 +225,7 @@ class JsonWalker {
       case 'string':
         return this.string(value, reserved);
       case 'number':
-        if (!Number.isFinite(value)) throw this.unsupported('non_finite_number');
-        return this.literal(String(value), reserved);
+        return this.number(value, reserved);
       case 'boolean':
         return this.literal(value ? 'true' : 'false', reserved);
       case 'object':
@@ -153,6 +245,16 @@ class JsonWalker {
   private literal(text: string, reserved: number): boolean {
     this.out?.push(text);
     return this.grow(text.length - reserved);
+  }
+
+  private number(n: number, reserved: number): boolean {
+    if (this.out) {
+      if (!Number.isFinite(n)) throw this.unsupported('non_finite_number');
+      return this.literal(String(n), reserved);
+    }
+    const length = numberLength(n);
+    if (length < 0) throw this.unsupported('non_finite_number');
+    return this.grow(length - reserved);
   }
 
   private string(s: string, reserved: number): boolean {
@@ -181,6 +283,19 @@ class JsonWalker {
     return this.grow(bytes - key.length - 2);
   }
 
+  /** `"key":` of the `index`-th member in sorted order of an object of `shape`. */
+  private keyText(shape: Shape, index: number): string {
+    let texts = shape.texts;
+    if (texts === null) {
+      texts = [];
+      for (let i = 0; i < shape.keys.length; i++) {
+        texts.push(`${JSON.stringify(shape.keys[shape.order === null ? i : shape.order[i]])}:`);
+      }
+      shape.texts = texts;
+    }
+    return texts[index];
+  }
+
   private container(value: object, reserved: number): boolean {
     // isProxy runs no trap; everything after it may safely touch the object
     if (types.isProxy(value)) throw this.unsupported('non_plain_object');
@@ -190,22 +305,97 @@ class JsonWalker {
       throw this.unsupported('non_plain_object');
     }
     if (this.isAncestor(value)) throw this.cycle();
-    let frame: Frame;
     if (isArray) {
       const length = (value as unknown[]).length;
       if (!this.grow((length === 0 ? 2 : 2 * length + 1) - reserved)) return false;
       this.out?.push('[');
-      frame = new Frame(value, length, null);
-    } else {
-      if (!this.grow(2 - reserved)) return false;
-      const members = this.collect(value);
-      if (members === null) return false;
-      this.out?.push('{');
-      frame = new Frame(value, members.length, members);
+      const frame = this.push(value, length);
+      frame.keys = null;
+      frame.values = null;
+      frame.order = null;
+      frame.shape = null;
+      return true;
     }
-    if (isSampled(this.stack.length)) this.sampledAncestors.add(value);
-    this.stack.push(frame);
+    return this.object(value, reserved);
+  }
+
+  /**
+   * Collects the members to write and pushes the object's frame; false as soon as their lower
+   * bound passes the limit. Accessors are kept as a marker and reported in sorted order, unread.
+   */
+  private object(object: object, reserved: number): boolean {
+    if (!this.grow(2 - reserved)) return false;
+    const keys = Object.keys(object);
+    const values: unknown[] = [];
+    const enumerated = keys.length;
+    let count = 0;
+    for (let i = 0; i < enumerated; i++) {
+      if (this.meter) this.meter.steps++;
+      const key = keys[i];
+      const descriptor = Object.getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined) continue;
+      const value = 'value' in descriptor ? descriptor.value : ACCESSOR;
+      if (value === undefined) continue;
+      if (!this.grow(key.length + (count === 0 ? 4 : 5))) return false;
+      keys[count++] = key;
+      values.push(value);
+    }
+    if (count < enumerated) keys.length = count;
+    this.out?.push('{');
+    let shape: Shape | null = null;
+    let order: readonly number[] | null;
+    if (count < 2) order = null;
+    else if (count > MAX_SHAPE_KEYS) order = sortedOrder(keys);
+    else {
+      shape = this.shapeOf(keys);
+      order = shape.order;
+      if (shape.keyBytes < 0) shape = null;
+      else if (!this.grow(shape.keyBytes)) return false;
+    }
+    const frame = this.push(object, count);
+    frame.keys = keys;
+    frame.values = values;
+    frame.order = order;
+    frame.shape = shape;
     return true;
+  }
+
+  /** The shape of `keys` (2 ≤ length ≤ {@link MAX_SHAPE_KEYS}), found or worked out now. */
+  private shapeOf(keys: string[]): Shape {
+    const shapes = (this.shapes ??= new Map<string, Shape>());
+    const first = shapes.get(keys[0]) ?? null;
+    for (let known = first; known !== null; known = known.next) if (known.matches(keys)) return known;
+    let keyBytes = 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (this.meter) this.meter.steps += keys[i].length;
+      const bytes = jsonStringBytes(keys[i]);
+      if (bytes < 0) {
+        keyBytes = -1;
+        break;
+      }
+      keyBytes += bytes - keys[i].length - 2;
+    }
+    const shape = new Shape(keys.slice(), sortedOrder(keys), keyBytes, first);
+    shapes.set(keys[0], shape);
+    let last = shape;
+    for (let kept = 1; kept < MAX_SHAPES_PER_FIRST_KEY && last.next !== null; kept++) last = last.next;
+    last.next = null;
+    return shape;
+  }
+
+  /** The next frame, reused when a container at this depth was walked before. */
+  private push(container: object, length: number): Frame {
+    if (isSampled(this.depth)) this.sampledAncestors.add(container);
+    let frame = this.frames[this.depth];
+    if (frame === undefined) {
+      frame = new Frame();
+      this.frames.push(frame);
+    }
+    this.depth++;
+    frame.container = container;
+    frame.index = 0;
+    frame.length = length;
+    return frame;
   }
 
   /**
@@ -216,48 +406,31 @@ class JsonWalker {
    * would cost a set insertion per container, which dominates on deep values.
    */
   private isAncestor(value: object): boolean {
-    const stack = this.stack;
-    const nearest = Math.max(0, stack.length - NEAR);
-    for (let i = stack.length - 1; i >= nearest; i--) if (stack[i].container === value) return true;
-    return stack.length > NEAR && this.sampledAncestors.has(value);
+    const frames = this.frames;
+    const depth = this.depth;
+    const nearest = Math.max(0, depth - NEAR);
+    for (let i = depth - 1; i >= nearest; i--) if (frames[i].container === value) return true;
+    return depth > NEAR && this.sampledAncestors.has(value);
   }
 
   /** `cycle` at the shallowest container on the stack that repeats one of its ancestors. */
   private cycle(): RuntimePolicyError {
     const seen = new Set<object>();
     let depth = 0;
-    while (depth < this.stack.length && !seen.has(this.stack[depth].container)) seen.add(this.stack[depth++].container);
+    while (depth < this.depth && !seen.has(this.frames[depth].container)) seen.add(this.frames[depth++].container);
     // the repeated container's own frame and everything below it leave the path
-    this.stack.length = depth;
+    this.depth = depth;
     return this.unsupported('cycle');
-  }
-
-  /**
-   * The members to write, sorted by key in UTF-16 code-unit order; `null` as soon as their lower
-   * bound passes the limit. Accessors are kept as a marker and reported in sorted order, unread.
-   */
-  private collect(object: object): Member[] | null {
-    const members: Member[] = [];
-    for (const key in object) {
-      if (this.meter) this.meter.steps++;
-      const descriptor = Object.hasOwn(object, key) ? Object.getOwnPropertyDescriptor(object, key) : undefined;
-      if (descriptor === undefined) continue;
-      const value = 'value' in descriptor ? descriptor.value : ACCESSOR;
-      if (value === undefined) continue;
-      if (!this.grow(key.length + (members.length === 0 ? 4 : 5))) return null;
-      members.push({ key, value });
-    }
-    return members.sort(byKey);
   }
 
   /** Keys and indices from the root to the value being visited (or to the object whose key is bad). */
   private path(throughCurrentKey: boolean): string[] {
-    const frames = throughCurrentKey ? this.stack.length : this.stack.length - 1;
+    const frames = throughCurrentKey ? this.depth : this.depth - 1;
     const path: string[] = [];
     for (let i = 0; i < frames; i++) {
-      const frame = this.stack[i];
+      const frame = this.frames[i];
       const index = frame.index - 1;
-      path.push(frame.members === null ? String(index) : frame.members[index].key);
+      path.push(frame.keys === null ? String(index) : frame.keys[frame.at(index)]);
     }
     return path;
   }

@@ -50,19 +50,39 @@ function decidedAtMs(clock: Clock): number {
 /** Builds the deep-frozen decision record of spec 02 §5, digest included. */
 export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecision {
   const decidedAt = decidedAtMs(clock);
-  const record = {
-    schema_version: 1 as const,
-    decision_id: `decision-${uuidV7(decidedAt)}`,
+  const decisionId = `decision-${uuidV7(decidedAt)}`;
+  const outcome: PolicyOutcome = facts.reason === 'allowed' ? 'allow' : 'deny';
+  const budget = Object.freeze({ kind: facts.budgetKind, measured_bytes: facts.measuredBytes, limit_bytes: facts.limitBytes });
+  // one object literal: spreading a record into a new object and freezing that costs microseconds
+  return Object.freeze({
+    schema_version: 1,
+    decision_id: decisionId,
     decided_at_ms: decidedAt,
     policy_id: facts.policyId,
     policy_fingerprint: facts.policyFingerprint,
     operation: facts.operation,
     subject: facts.subject,
-    outcome: (facts.reason === 'allowed' ? 'allow' : 'deny') as PolicyOutcome,
+    outcome,
     reason: facts.reason,
-    budget: Object.freeze({ kind: facts.budgetKind, measured_bytes: facts.measuredBytes, limit_bytes: facts.limitBytes }),
-  };
-  return Object.freeze({ ...record, decision_digest: sha256Hex(canonicalJson(record)) });
+    budget,
+    decision_digest: sha256Hex(canonicalRecordJson(facts, decisionId, decidedAt, outcome)),
+  });
+}
+
+/**
+ * `canonicalJson` of the record {@link buildDecision} builds (without its digest), written directly:
+ * its keys are fixed and listed here in canonical order, `decided_at_ms` and the budget figures are
+ * safe integers (or `null`), and its strings are tags, hex digits, the decision id and two validated,
+ * well-formed names, whose `JSON.stringify` form is their canonical form. Checked against
+ * `canonicalJson` in the tests.
+ */
+export function canonicalRecordJson(facts: DecisionFacts, decisionId: string, decidedAt: number, outcome: PolicyOutcome): string {
+  return (
+    `{"budget":{"kind":"${facts.budgetKind}","limit_bytes":${facts.limitBytes},"measured_bytes":${facts.measuredBytes}},` +
+    `"decided_at_ms":${decidedAt},"decision_id":"${decisionId}","operation":"${facts.operation}","outcome":"${outcome}",` +
+    `"policy_fingerprint":"${facts.policyFingerprint}","policy_id":${JSON.stringify(facts.policyId)},` +
+    `"reason":"${facts.reason}","schema_version":1,"subject":${JSON.stringify(facts.subject)}}`
+  );
 }
 
 const DECISION_KEYS = [

@@ -9,6 +9,9 @@ import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
 import { DecisionLogListener } from './decision-log.listener';
 import { InvokeController } from './invoke.controller';
+import { InvocationsController } from './invocations.controller';
+import { LedgerModule } from '../ledger/ledger.module';
+import { LedgerHealthIndicator } from '../ledger/ledger.health';
 import { referenceAdmissionConfig, referencePolicySpec } from './reference-config';
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
@@ -39,6 +42,8 @@ export class ReferenceAppModule {
         EventEmitterModule.forRoot(),
         AdmissionModule.forRoot(options.admission ?? referenceAdmissionConfig()),
         TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
+        // after TypeOrmModule, so that on shutdown the ledger closes before its DataSource
+        LedgerModule.forRoot(),
         RuntimePolicyModule.forRoot({
           policy: options.policy ?? referencePolicySpec(),
           auditLog: 'postgres',
@@ -46,8 +51,8 @@ export class ReferenceAppModule {
         }),
         TerminusModule,
       ],
-      controllers: [InvokeController, PolicyDemoController, AdmissionStatusController, HealthController],
-      providers: [AdmissionHealthIndicator, DatabaseHealthIndicator, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
+      controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
+      providers: [AdmissionHealthIndicator, DatabaseHealthIndicator, LedgerHealthIndicator, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
     };
   }
 }

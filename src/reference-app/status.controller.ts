@@ -4,6 +4,7 @@ import { AdmissionController } from '../admission/admission-controller';
 import { AdmissionHealthIndicator } from '../admission/admission.health';
 import type { AdmissionStatus } from '../admission/admission.types';
 import { DatabaseHealthIndicator } from '../database/database.health';
+import { LedgerHealthIndicator } from '../ledger/ledger.health';
 
 /** `GET /admission/status`: the controller's aggregate, content-free status record. */
 @Controller('admission')
@@ -23,6 +24,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly admission: AdmissionHealthIndicator,
     private readonly database: DatabaseHealthIndicator,
+    private readonly ledger: LedgerHealthIndicator,
   ) {}
 
   /** A plain handler: terminus answers 503 to every check once it begins shutting down. */
@@ -34,6 +36,6 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.admission.isHealthy(), () => this.database.isHealthy()]);
+    return this.health.check([() => this.admission.isHealthy(), () => this.database.isHealthy(), () => this.ledger.isHealthy()]);
   }
 }

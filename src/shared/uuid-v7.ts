@@ -15,13 +15,18 @@ let poolOffset = POOL_BYTES;
 
 /** `randomFillSync` through a pool, because one call per id costs microseconds. */
 function pooledRandomFill(bytes: Uint8Array): void {
-  if (poolOffset + bytes.length > POOL_BYTES) {
+  const n = bytes.length;
+  if (poolOffset + n > POOL_BYTES) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  bytes.set(pool.subarray(poolOffset, poolOffset + bytes.length));
-  poolOffset += bytes.length;
+  // a byte loop: `pool.subarray` would allocate a Buffer per id
+  for (let i = 0; i < n; i++) bytes[i] = pool[poolOffset + i];
+  poolOffset += n;
 }
+
+/** Two lowercase hex digits of each byte value. */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
 /**
  * UUIDv7 (RFC 9562 §5.7) with the monotonic-counter method of §6.2 (method 1): a 42-bit counter in
@@ -36,7 +41,6 @@ export class UuidV7Generator {
   private lastMs = -1;
   private counter = 0;
   private readonly randomBytes = new Uint8Array(10);
-  private readonly out = Buffer.alloc(16);
 
   /**
    * @param fill source of random bytes. @default a pooled `crypto.randomFillSync`
@@ -70,21 +74,34 @@ export class UuidV7Generator {
   }
 
   private format(): string {
-    const out = this.out;
-    const msHigh = Math.floor(this.lastMs / TWO_POW_32);
-    out.writeUInt16BE(msHigh, 0);
-    out.writeUInt32BE(this.lastMs % TWO_POW_32, 2);
+    const ms = this.lastMs;
+    const msHigh = Math.floor(ms / TWO_POW_32);
+    const msLow = ms % TWO_POW_32;
     const counterHigh = Math.floor(this.counter / TWO_POW_30);
     const counterLow = this.counter % TWO_POW_30;
-    out[6] = 0x70 | (counterHigh >>> 8);
-    out[7] = counterHigh & 0xff;
-    out[8] = 0x80 | (counterLow >>> 24);
-    out[9] = (counterLow >>> 16) & 0xff;
-    out[10] = (counterLow >>> 8) & 0xff;
-    out[11] = counterLow & 0xff;
-    out.set(this.randomBytes.subarray(6, 10), 12);
-    const hex = out.toString('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const random = this.randomBytes;
+    return (
+      HEX[msHigh >>> 8] +
+      HEX[msHigh & 0xff] +
+      HEX[msLow >>> 24] +
+      HEX[(msLow >>> 16) & 0xff] +
+      '-' +
+      HEX[(msLow >>> 8) & 0xff] +
+      HEX[msLow & 0xff] +
+      '-' +
+      HEX[0x70 | (counterHigh >>> 8)] +
+      HEX[counterHigh & 0xff] +
+      '-' +
+      HEX[0x80 | (counterLow >>> 24)] +
+      HEX[(counterLow >>> 16) & 0xff] +
+      '-' +
+      HEX[(counterLow >>> 8) & 0xff] +
+      HEX[counterLow & 0xff] +
+      HEX[random[6]] +
+      HEX[random[7]] +
+      HEX[random[8]] +
+      HEX[random[9]]
+    );
   }
 }
 

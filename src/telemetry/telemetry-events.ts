@@ -2,4 +2,5 @@
 export const TelemetryEvents = Object.freeze({
   admissionDecision: 'agent_runtime.admission.decision',
   policyDecision: 'agent_runtime.policy.decision',
+  ledgerOperation: 'agent_runtime.ledger.operation',
 } as const);

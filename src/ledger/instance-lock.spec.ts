@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { ManualClock } from '../admission/testing/manual-clock';
+import { InstanceLock, instanceLockKey, withinTimeout, type LockConnection } from './instance-lock';
+
+/** A fake lock connection: answers `pg_try_advisory_lock` with what the test says, can be killed. */
+class FakeConnection extends EventEmitter implements LockConnection {
+  ended = false;
+  queries: string[] = [];
+  constructor(
+    private readonly server: FakeServer,
+    readonly hangs = false,
+  ) {
+    super();
+  }
+  async query(text: string, values?: unknown[]) {
+    this.queries.push(text);
+    if (this.ended) throw new Error('Connection terminated');
+    if (this.hangs) return new Promise<never>(() => {});
+    if (text.includes('pg_try_advisory_lock')) return { rows: [{ locked: this.server.grant(values?.[0] as string, this) }] };
+    return { rows: [{ '?column?': 1 }] };
+  }
+  async end() {
+    this.ended = true;
+    this.server.release(this);
+  }
+  kill() {
+    this.ended = true;
+    this.server.release(this);
+    this.emit('error', new Error('terminating connection due to administrator command'));
+    this.emit('end');
+  }
+}
+
+class FakeServer {
+  holders = new Map<string, FakeConnection>();
+  refuseConnections = false;
+  opened: FakeConnection[] = [];
+  grant(key: string, connection: FakeConnection): boolean {
+    const holder = this.holders.get(key);
+    if (holder && holder !== connection) return false;
+    this.holders.set(key, connection);
+    return true;
+  }
+  release(connection: FakeConnection) {
+    for (const [key, holder] of this.holders) if (holder === connection) this.holders.delete(key);
+  }
+  open = async (): Promise<FakeConnection> => {
+    if (this.refuseConnections) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const connection = new FakeConnection(this);
+    this.opened.push(connection);
+    return connection;
+  };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('instanceLockKey', () => {
+  it('is the first 8 bytes, signed big-endian, of SHA-256 over the prefixed instance id', () => {
+    const digest = createHash('sha256').update('agent_runtime.ledger.instance:abc').digest();
+    expect(instanceLockKey('abc')).toBe(digest.readBigInt64BE(0).toString());
+    expect(instanceLockKey('abc')).toBe('7999519646760206500');
+    expect(BigInt(instanceLockKey('worker-7'))).toBeGreaterThanOrEqual(-(2n ** 63n));
+  });
+});
+
+describe('InstanceLock', () => {
+  function setup() {
+    const server = new FakeServer();
+    const clock = new ManualClock();
+    const lock = new InstanceLock(server.open, '42', clock, { initialMs: 100, maxMs: 5000 });
+    return { server, clock, lock };
+  }
+
+  it('takes the lock on its own connection; a second holder of the key is refused', async () => {
+    const { server, clock, lock } = setup();
+    await lock.connect();
+    expect(await lock.acquire()).toBe(true);
+    expect(lock.held).toBe(true);
+    const other = new InstanceLock(server.open, '42', clock);
+    await other.connect();
+    expect(await other.acquire()).toBe(false);
+    expect(other.held).toBe(false);
+  });
+
+  it('when the connection is lost it is no longer held, and it reconnects with backoff 100 ms doubling to 5 s, retaking the same key', async () => {
+    const { server, clock, lock } = setup();
+    await lock.connect();
+    await lock.acquire();
+    const delays: number[] = [];
+    const setTimer = clock.setTimer.bind(clock);
+    jest.spyOn(clock, 'setTimer').mockImplementation((fn, ms) => (delays.push(ms), setTimer(fn, ms)));
+    server.refuseConnections = true;
+    server.opened[0].kill();
+    expect(lock.held).toBe(false);
+    for (let i = 0; i < 8; i++) {
+      clock.advance(delays[delays.length - 1]);
+      await flush();
+    }
+    expect(delays).toEqual([100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000]);
+    expect(lock.held).toBe(false);
+    server.refuseConnections = false;
+    clock.advance(5000);
+    await flush();
+    expect(lock.held).toBe(true);
+    expect(server.holders.get('42')).toBe(server.opened[1]);
+  });
+
+  it('keeps retrying while the old session still holds the key, and succeeds once it is gone', async () => {
+    const { server, clock, lock } = setup();
+    await lock.connect();
+    await lock.acquire();
+    const zombie = new FakeConnection(server);
+    const first = server.opened[0];
+    first.kill();
+    server.holders.set('42', zombie);
+    clock.advance(100);
+    await flush();
+    await flush();
+    expect(lock.held).toBe(false);
+    server.holders.delete('42');
+    clock.advance(200);
+    await flush();
+    await flush();
+    expect(lock.held).toBe(true);
+  });
+
+  it('close() ends the connection, releases the key and stops reconnecting', async () => {
+    const { server, clock, lock } = setup();
+    await lock.connect();
+    await lock.acquire();
+    server.opened[0].kill();
+    await lock.close();
+    clock.advance(60_000);
+    await flush();
+    expect(server.opened).toHaveLength(1);
+    expect(lock.held).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('ping answers true only while held and the connection answers within the timeout', async () => {
+    const { server, clock, lock } = setup();
+    expect(await lock.ping(1000)).toBe(false);
+    await lock.connect();
+    await lock.acquire();
+    expect(await lock.ping(1000)).toBe(true);
+    const hanging = new InstanceLock(async () => new FakeConnection(server, true), '43', clock);
+    await hanging.connect();
+    (hanging as unknown as { isHeld: boolean }).isHeld = true;
+    const answer = hanging.ping(1000);
+    clock.advance(1000);
+    expect(await answer).toBe(false);
+  });
+});
+
+describe('withinTimeout', () => {
+  it('is false on rejection or when the time runs out, true when the work answers in time', async () => {
+    const clock = new ManualClock();
+    expect(await withinTimeout(Promise.resolve(true), 10, clock)).toBe(true);
+    expect(await withinTimeout(Promise.reject(new Error('x')), 10, clock)).toBe(false);
+    const slow = withinTimeout(new Promise<boolean>(() => {}), 10, clock);
+    clock.advance(10);
+    expect(await slow).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+  });
+});

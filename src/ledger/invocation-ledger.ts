@@ -1,0 +1,341 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { systemClock, type Clock } from '../shared/clock';
+import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
+import { DEFAULT_RECONNECT_BACKOFF, withinTimeout, type InstanceLock, type ReconnectBackoff } from './instance-lock';
+import type {
+  ClaimOptions,
+  InvocationLedgerDeps,
+  InvocationMetadata,
+  LeaseOptions,
+  LedgerState,
+  LedgerStatus,
+  NowOption,
+} from './invocation-ledger.types';
+import {
+  TERMINAL_PHASES,
+  toInvocationRecord,
+  type ClaimResult,
+  type InvocationPhase,
+  type InvocationRecord,
+  type InvocationRow,
+  type TerminalPhase,
+} from './invocation-record';
+import { callOptions, explicitNow, invalidArgument, invocationId, isLedgerText, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
+import { poolOf, runStatement, type PgPool } from './ledger-connection';
+import { resolveLedgerOptions, type InvocationLedgerOptions, type ResolvedLedgerOptions } from './ledger-options';
+import type { LedgerStatements, Verdict } from './ledger-sql';
+import { openLedgerInstance } from './ledger-startup';
+import { LEDGER_OPERATION_EVENT, type LedgerOperationEvent } from './ledger.constants';
+import { LedgerError, type LedgerOperation } from './ledger.errors';
+import { REASON_CODE } from './outcome-projection';
+
+export type { ClaimOptions, InvocationLedgerDeps, InvocationMetadata, LeaseOptions, LedgerState, LedgerStatus, NowOption } from './invocation-ledger.types';
+
+/** Time allowed to in-flight operations when the ledger closes. */
+export const CLOSE_GRACE_MS = 5000;
+
+/**
+ * The durable invocation ledger (spec 04 §5): one row per invocation, a fenced lease that lets
+ * exactly one owner write it, and checkpoints to resume from. Every operation is one SQL statement
+ * that locks the row before deciding. Framework-free; `LedgerModule` wraps it for Nest.
+ *
+ * @example
+ * const ledger = new InvocationLedger(dataSource, { instanceId: 'worker-1' });
+ * await ledger.start();
+ * await ledger.create('inv-1', { workflowId: 'helper', workflowVersion: '1', kind: 'agent_run' }, null);
+ * const { ownerToken } = await ledger.claim('inv-1', { leaseMs: 30_000 });
+ * await ledger.checkpoint('inv-1', ownerToken, { completed_steps: [] }, { leaseMs: 30_000 });
+ * await ledger.finish('inv-1', ownerToken, 'completed', { answer: 42 }, undefined);
+ */
+export class InvocationLedger {
+  private readonly id: string;
+  private readonly settings: ResolvedLedgerOptions | LedgerError;
+  private readonly clock: Clock;
+  private readonly events: TelemetrySink | undefined;
+  private readonly backoff: ReconnectBackoff;
+  private state: LedgerState = 'new';
+  private pool: PgPool | null = null;
+  private statements: LedgerStatements | null = null;
+  private lock: InstanceLock | null = null;
+  private starting: Promise<void> | null = null;
+  private closing: Promise<void> | null = null;
+  private inFlight = 0;
+  private onIdle: (() => void) | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    options?: InvocationLedgerOptions,
+    deps: InvocationLedgerDeps = {},
+  ) {
+    let settings: ResolvedLedgerOptions | LedgerError;
+    try {
+      settings = resolveLedgerOptions(options);
+    } catch (error) {
+      settings = error as LedgerError;
+    }
+    this.settings = settings;
+    this.id = LedgerError.isLedgerError(settings) ? randomUUID() : settings.instanceId;
+    this.clock = deps.clock ?? systemClock;
+    this.events = deps.events;
+    this.backoff = deps.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF;
+  }
+
+  /** Id of this instance (option `instanceId`, default a random UUID); the owner id on its claims. */
+  get instanceId(): string {
+    return this.id;
+  }
+
+  /** Lease the Runner integration uses (option `defaultLeaseMs`). */
+  get defaultLeaseMs(): number {
+    return LedgerError.isLedgerError(this.settings) ? 30_000 : this.settings.defaultLeaseMs;
+  }
+
+  /** True while this instance holds its instance lock, i.e. other instances see it as alive. */
+  get lockHeld(): boolean {
+    return this.lock?.held ?? false;
+  }
+
+  status(): LedgerStatus {
+    return Object.freeze({ state: this.state, lock_held: this.lockHeld });
+  }
+
+  /**
+   * Validates the options and the schema (`schema_mismatch` listing every difference), opens the
+   * lock connection and takes the instance lock (`ledger_instance_id_in_use` when another live
+   * instance holds it). An unreachable database fails with `ledger_unavailable` after
+   * `connectRetries` retries. A failed start leaves the ledger unstarted; it may be started again.
+   */
+  start(): Promise<void> {
+    if (this.state !== 'new') return Promise.reject(new LedgerError('invalid_ledger_handle'));
+    this.state = 'starting';
+    this.starting = this.startOnce().then(
+      () => {
+        this.state = 'started';
+      },
+      (error: unknown) => {
+        this.state = 'new';
+        throw error;
+      },
+    );
+    return this.starting;
+  }
+
+  /**
+   * Refuses new operations (`invalid_ledger_handle`), waits up to 5 s for those in flight, then
+   * closes the lock connection, which makes this instance's running invocations claimable by other
+   * instances at once. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** Inserts a new invocation in phase `ready`, revision 0 (`already_exists` if the id is taken). */
+  create(id: string, metadata: InvocationMetadata, checkpoint: unknown, options?: NowOption): Promise<InvocationRecord> {
+    return this.operate('create', async (pool, sql, settings) => {
+      const key = invocationId('create', id);
+      const meta = callOptions('create', metadata, ['workflowId', 'workflowVersion', 'kind'], 'metadata');
+      for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isLedgerText(meta[field])) throw invalidArgument('create', field);
+      const now = explicitNow('create', callOptions('create', options, ['now']).now);
+      const json = jsonDocument('create', 'checkpoint', checkpoint, settings.maxDocumentBytes);
+      const rows = await runStatement(pool, sql.create, [key, meta.workflowId, meta.workflowVersion, meta.kind, json, now]);
+      if (rows.length === 0) throw new LedgerError('already_exists');
+      return toInvocationRecord(rows[0] as unknown as InvocationRow);
+    });
+  }
+
+  /**
+   * Takes ownership: phase `running`, a new fencing token, `lease_until_ms = now + leaseMs`. A
+   * running row is refused (`invocation_owned`) until its lease ends, unless its owner instance is
+   * dead; `completed` is refused for good. The token is returned here and nowhere else.
+   */
+  claim(id: string, options: ClaimOptions): Promise<ClaimResult> {
+    return this.operate('claim', async (pool, sql) => {
+      const key = invocationId('claim', id);
+      const o = callOptions('claim', options, ['ownerToken', 'leaseMs', 'now']);
+      const lease = leaseMs('claim', o.leaseMs);
+      const token = o.ownerToken === undefined ? randomUUID() : ownerToken('claim', o.ownerToken, 'ownerToken');
+      const now = explicitNow('claim', o.now, lease);
+      if (!this.lockHeld) throw new LedgerError('ledger_unavailable', { reason: 'instance_lock_not_held' });
+      const invocation = decided(await runStatement(pool, sql.claim, [key, token, this.instanceId, now, lease]));
+      return Object.freeze({ ownerToken: token, invocation });
+    });
+  }
+
+  /** Fenced: extends the lease to `now + leaseMs`. */
+  renew(id: string, token: string, options: LeaseOptions): Promise<InvocationRecord> {
+    return this.operate('renew', async (pool, sql) => {
+      const key = invocationId('renew', id);
+      const fence = ownerToken('renew', token);
+      const o = callOptions('renew', options, ['leaseMs', 'now']);
+      const lease = leaseMs('renew', o.leaseMs);
+      const now = explicitNow('renew', o.now, lease);
+      return decided(await runStatement(pool, sql.renew, [key, fence, now, lease]));
+    });
+  }
+
+  /** Fenced: stores the checkpoint and extends the lease as `renew` does; the phase stays `running`. */
+  checkpoint(id: string, token: string, checkpoint: unknown, options: LeaseOptions): Promise<InvocationRecord> {
+    return this.operate('checkpoint', async (pool, sql, settings) => {
+      const key = invocationId('checkpoint', id);
+      const fence = ownerToken('checkpoint', token);
+      const o = callOptions('checkpoint', options, ['leaseMs', 'now']);
+      const lease = leaseMs('checkpoint', o.leaseMs);
+      const now = explicitNow('checkpoint', o.now, lease);
+      const json = jsonDocument('checkpoint', 'checkpoint', checkpoint, settings.maxDocumentBytes);
+      return decided(await runStatement(pool, sql.checkpoint, [key, fence, now, lease, json]));
+    });
+  }
+
+  /**
+   * Fenced: ends the claim with a terminal phase (`completed`, `failed`, `timed_out`, `cancelled`,
+   * `paused`), stores the outcome (projected by `sanitizeTerminalOutcome` for `failed` and
+   * `cancelled`) and the checkpoint (`undefined` keeps the current one); token, owner and lease clear.
+   */
+  finish(id: string, token: string, phase: TerminalPhase, outcome: unknown, checkpoint: unknown, options?: NowOption): Promise<InvocationRecord> {
+    return this.operate('finish', async (pool, sql, settings) => {
+      const key = invocationId('finish', id);
+      const fence = ownerToken('finish', token);
+      if (!(TERMINAL_PHASES as readonly unknown[]).includes(phase)) {
+        throw new LedgerError('invalid_terminal_phase', { phase: typeof phase === 'string' && REASON_CODE.test(phase) ? phase : null });
+      }
+      const now = explicitNow('finish', callOptions('finish', options, ['now']).now);
+      const stored = phase === 'failed' || phase === 'cancelled' ? projected(settings, phase, outcome) : outcome;
+      const outcomeJson = stored === undefined ? null : jsonDocument('finish', 'outcome', stored, settings.maxDocumentBytes);
+      const checkpointJson = checkpoint === undefined ? null : jsonDocument('finish', 'checkpoint', checkpoint, settings.maxDocumentBytes);
+      return decided(await runStatement(pool, sql.finish, [key, fence, now, phase, outcomeJson, checkpointJson]));
+    });
+  }
+
+  /**
+   * Removes the invocation unless it is actively owned (running, lease not ended, owner alive):
+   * `invocation_owned` then. Resolves `false` when there was no row (idempotent).
+   */
+  delete(id: string, options?: NowOption): Promise<boolean> {
+    return this.operate('delete', async (pool, sql) => {
+      const key = invocationId('delete', id);
+      const now = explicitNow('delete', callOptions('delete', options, ['now']).now);
+      const [row] = await runStatement(pool, sql.delete, [key, this.instanceId, now]);
+      if (!row) return false;
+      if (row.verdict !== 'ok') throw new LedgerError('invocation_owned');
+      return true;
+    });
+  }
+
+  /** The record of an invocation, or `null`. */
+  get(id: string): Promise<InvocationRecord | null> {
+    return this.operate('get', async (pool, sql) => {
+      const [row] = await runStatement(pool, sql.get, [invocationId('get', id)]);
+      return row ? toInvocationRecord(row as unknown as InvocationRow) : null;
+    });
+  }
+
+  /**
+   * True when the ledger is started, holds its instance lock, and both the pool and the lock
+   * connection answer `SELECT 1` within `timeoutMs`.
+   */
+  async isHealthy(timeoutMs = 1000): Promise<boolean> {
+    const pool = this.pool;
+    const lock = this.lock;
+    if (this.state !== 'started' || !pool || !lock?.held) return false;
+    const [poolAnswers, lockAnswers] = await Promise.all([
+      withinTimeout(runStatement(pool, 'SELECT 1', []).then(() => true), timeoutMs, this.clock),
+      lock.ping(timeoutMs),
+    ]);
+    return poolAnswers && lockAnswers && lock.held;
+  }
+
+  private async startOnce(): Promise<void> {
+    const settings = this.settings;
+    if (LedgerError.isLedgerError(settings)) throw settings;
+    const pool = poolOf(this.dataSource);
+    if (!pool) throw new LedgerError('invalid_ledger_options', { option: 'dataSource', options: ['dataSource'] });
+    const opened = await openLedgerInstance(this.dataSource, pool, settings, this.clock, this.backoff);
+    this.pool = pool;
+    this.statements = opened.statements;
+    this.lock = opened.lock;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.state === 'starting') await this.starting?.catch(() => undefined);
+    this.state = 'closing';
+    await this.settled(CLOSE_GRACE_MS);
+    await this.lock?.close();
+    this.state = 'closed';
+  }
+
+  private settled(graceMs: number): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(done, graceMs);
+      const clock = this.clock;
+      this.onIdle = done;
+      function done(): void {
+        clock.clearTimer(timer);
+        resolve();
+      }
+    });
+  }
+
+  /** Runs an operation of a started ledger, counting it in flight and reporting it to telemetry. */
+  private async operate<T>(
+    operation: LedgerOperation,
+    body: (pool: PgPool, statements: LedgerStatements, settings: ResolvedLedgerOptions) => Promise<T>,
+  ): Promise<T> {
+    const startedAt = this.clock.monotonicNow();
+    const { pool, statements, settings } = this;
+    if (this.state !== 'started' || !pool || !statements || LedgerError.isLedgerError(settings)) {
+      const error = new LedgerError('invalid_ledger_handle');
+      this.report(operation, error.code, startedAt, null);
+      throw error;
+    }
+    this.inFlight += 1;
+    try {
+      const result = await body(pool, statements, settings);
+      this.report(operation, 'ok', startedAt, phaseOf(result));
+      return result;
+    } catch (error) {
+      const failure = LedgerError.isLedgerError(error) ? error : new LedgerError('ledger_unavailable');
+      this.report(operation, failure.code, startedAt, null);
+      throw failure;
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0 && this.onIdle) {
+        const onIdle = this.onIdle;
+        this.onIdle = null;
+        onIdle();
+      }
+    }
+  }
+
+  private report(operation: LedgerOperation, outcome: LedgerOperationEvent['outcome'], startedAt: number, phase: InvocationPhase | null): void {
+    if (!this.events) return;
+    const event: LedgerOperationEvent = Object.freeze({ operation, outcome, duration_ms: this.clock.monotonicNow() - startedAt, phase });
+    emitSafely(this.events, LEDGER_OPERATION_EVENT, event);
+  }
+}
+
+/** The record of a deciding statement's row, or the code it was refused with. */
+function decided(rows: Array<Record<string, unknown>>): InvocationRecord {
+  const [row] = rows;
+  if (!row) throw new LedgerError('not_found');
+  const verdict = row.verdict as Verdict;
+  if (verdict !== 'ok') throw new LedgerError(verdict);
+  return toInvocationRecord(row as unknown as InvocationRow);
+}
+
+/** The stored outcome of `failed`/`cancelled`; a throwing projection is the caller's bad argument. */
+function projected(settings: ResolvedLedgerOptions, phase: 'failed' | 'cancelled', outcome: unknown): unknown {
+  try {
+    return settings.sanitizeTerminalOutcome(phase, outcome);
+  } catch {
+    throw invalidArgument('finish', 'outcome');
+  }
+}
+
+function phaseOf(result: unknown): InvocationPhase | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const record = 'invocation' in result ? (result as ClaimResult).invocation : (result as InvocationRecord);
+  return record.phase ?? null;
+}

@@ -1,0 +1,118 @@
+/**
+ * The SQL of the ledger's operations (spec 04 §5–§6), one statement each. A statement that decides
+ * takes the row lock first (`FOR UPDATE` in a MATERIALIZED CTE), reads the clock on the locked row,
+ * decides in SQL, and writes through a data-modifying CTE on that same row version: a waiting
+ * claimant re-reads the committed row (READ COMMITTED), and the decision and the write are one
+ * round trip. Internal; exported for the benchmark's raw floor.
+ */
+
+/** Verdict column of the deciding statements; `'ok'` means the write happened. */
+export type Verdict = 'ok' | 'completed' | 'invocation_owned' | 'lease_expired' | 'stale_owner';
+
+/** The ledger's statements for one (already qualified and quoted) table. */
+export interface LedgerStatements {
+  /** $1 id, $2 workflow_id, $3 workflow_version, $4 kind, $5 checkpoint json, $6 now|null */
+  readonly create: string;
+  /** $1 id, $2 token, $3 instance id, $4 now|null, $5 lease ms */
+  readonly claim: string;
+  /** $1 id, $2 token, $3 now|null, $4 lease ms */
+  readonly renew: string;
+  /** $1 id, $2 token, $3 now|null, $4 lease ms, $5 checkpoint json */
+  readonly checkpoint: string;
+  /** $1 id, $2 token, $3 now|null, $4 phase, $5 outcome json|null, $6 checkpoint json|null (keep) */
+  readonly finish: string;
+  /** $1 id, $2 instance id, $3 now|null */
+  readonly delete: string;
+  /** $1 id */
+  readonly get: string;
+}
+
+/** Epoch milliseconds: the explicit `now` parameter, else the database clock at evaluation. */
+const nowOr = (parameter: string) => `COALESCE(${parameter}::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
+
+/** The advisory-lock key of an instance id: the first 8 bytes (signed) of SHA-256 over the prefixed id. */
+const instanceKey = (column: string) =>
+  `('x' || left(encode(sha256(convert_to('agent_runtime.ledger.instance:' || ${column}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+
+const recordColumns = (t: string) =>
+  `${t}.id, ${t}.workflow_id, ${t}.workflow_version, ${t}.kind, ${t}.checkpoint::text AS checkpoint_json, ${t}.phase, ` +
+  `${t}.outcome::text AS outcome_json, ${t}.owner_token IS NOT NULL AS owned, ${t}.owner_instance, ${t}.lease_until_ms, ` +
+  `${t}.revision, ${t}.created_at_ms, ${t}.updated_at_ms`;
+
+const OUTPUT_COLUMNS =
+  'w.id, w.workflow_id, w.workflow_version, w.kind, w.checkpoint_json, w.phase, w.outcome_json, w.owned, w.owner_instance, ' +
+  'w.lease_until_ms, w.revision, w.created_at_ms, w.updated_at_ms';
+
+/** Locks the row, then reads the clock: `clocked` has the row's state and `now`. */
+const lockedAndClocked = (table: string, columns: string, nowParameter: string) => `
+  locked AS MATERIALIZED (SELECT ${columns} FROM ${table} WHERE id = $1 FOR UPDATE),
+  clocked AS MATERIALIZED (SELECT l.*, ${nowOr(nowParameter)} AS now FROM locked l)`;
+
+/**
+ * A row running under another instance is claimable before its lease ends only when that owner's
+ * session is gone: its instance lock is then free, and the probe lock ends with this transaction.
+ * The probe is the shared variant of `pg_try_advisory_xact_lock`: it conflicts with the owner's
+ * exclusive session lock only, so claimants probing the same dead owner at once (on other rows) do
+ * not mistake one another's probe for a live owner.
+ */
+const claimableVerdict = (instanceParameter: string) => `CASE
+      WHEN c.phase <> 'running' OR c.now >= c.lease_until_ms THEN 'ok'
+      WHEN c.owner_instance = ${instanceParameter} THEN 'invocation_owned'
+      WHEN pg_try_advisory_xact_lock_shared(${instanceKey('c.owner_instance')}) THEN 'ok'
+      ELSE 'invocation_owned' END`;
+
+/** The write fence: running, same token, and `now < lease_until_ms` (equality is expired). */
+const FENCE_VERDICT = `CASE
+      WHEN c.phase = 'running' AND c.owner_token = $2::uuid THEN CASE WHEN c.now < c.lease_until_ms THEN 'ok' ELSE 'lease_expired' END
+      ELSE 'stale_owner' END`;
+
+function fenced(table: string, assignments: string): string {
+  return `WITH ${lockedAndClocked(table, 'id, phase, owner_token, lease_until_ms', '$3')},
+  decided AS MATERIALIZED (SELECT c.id, c.now, ${FENCE_VERDICT} AS verdict FROM clocked c),
+  written AS (
+    UPDATE ${table} AS t SET ${assignments}, revision = t.revision + 1, updated_at_ms = d.now
+    FROM decided d WHERE t.id = d.id AND d.verdict = 'ok'
+    RETURNING ${recordColumns('t')})
+  SELECT d.verdict, ${OUTPUT_COLUMNS} FROM decided d LEFT JOIN written w ON true`;
+}
+
+/** Builds the statements for `table`, a qualified name whose parts are validated identifiers. */
+export function ledgerStatements(table: string): LedgerStatements {
+  return Object.freeze({
+    create: `INSERT INTO ${table} AS t (id, workflow_id, workflow_version, kind, checkpoint, created_at_ms, updated_at_ms)
+      SELECT $1, $2, $3, $4, $5::jsonb, c.now, c.now FROM (SELECT ${nowOr('$6')} AS now) c
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ${recordColumns('t')}`,
+
+    claim: `WITH ${lockedAndClocked(table, 'id, phase, owner_instance, lease_until_ms', '$4')},
+  decided AS MATERIALIZED (
+    SELECT c.id, c.now, CASE WHEN c.phase = 'completed' THEN 'completed' ELSE ${claimableVerdict('$3')} END AS verdict FROM clocked c),
+  written AS (
+    UPDATE ${table} AS t SET phase = 'running', outcome = NULL, owner_token = $2::uuid, owner_instance = $3,
+      lease_until_ms = d.now + $5::bigint, revision = t.revision + 1, updated_at_ms = d.now
+    FROM decided d WHERE t.id = d.id AND d.verdict = 'ok'
+    RETURNING ${recordColumns('t')})
+  SELECT d.verdict, ${OUTPUT_COLUMNS} FROM decided d LEFT JOIN written w ON true`,
+
+    renew: fenced(table, 'lease_until_ms = d.now + $4::bigint'),
+
+    checkpoint: fenced(table, 'lease_until_ms = d.now + $4::bigint, checkpoint = $5::jsonb'),
+
+    finish: fenced(
+      table,
+      'phase = $4, outcome = $5::jsonb, checkpoint = COALESCE($6::jsonb, t.checkpoint), owner_token = NULL, owner_instance = NULL, lease_until_ms = 0',
+    ),
+
+    delete: `WITH ${lockedAndClocked(table, 'id, phase, owner_instance, lease_until_ms', '$3')},
+  decided AS MATERIALIZED (SELECT c.id, ${claimableVerdict('$2')} AS verdict FROM clocked c),
+  removed AS (DELETE FROM ${table} AS t USING decided d WHERE t.id = d.id AND d.verdict = 'ok' RETURNING t.id)
+  SELECT d.verdict FROM decided d`,
+
+    get: `SELECT ${recordColumns('t')} FROM ${table} AS t WHERE t.id = $1`,
+  });
+}
+
+/** `"schema"."table"`, or `"table"` when the schema is left to the connection. */
+export function qualifiedTable(schema: string | null, table: string): string {
+  return schema === null ? `"${table}"` : `"${schema}"."${table}"`;
+}

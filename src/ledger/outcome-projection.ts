@@ -1,0 +1,38 @@
+import { types } from 'node:util';
+
+/** Projection of a `failed` or `cancelled` outcome before it is stored (option `sanitizeTerminalOutcome`). */
+export type SanitizeTerminalOutcome = (phase: 'failed' | 'cancelled', outcome: unknown) => unknown;
+
+/** A stored reason code: what `failed` and `cancelled` outcomes keep by default. */
+export const REASON_CODE = /^[a-z0-9_.:-]{1,128}$/;
+
+const REASON_KEYS = ['reason', 'code', 'error_code'] as const;
+
+/**
+ * The default projection of spec 04 §5: `{reason}` where the reason is the first of
+ * `outcome.reason`, `outcome.code`, `outcome.error_code` that is a string matching
+ * `^[a-z0-9_.:-]{1,128}$`, else `'unspecified'`. Only own data properties of a plain object are
+ * read, so no getter or proxy runs, and exception text never reaches the row.
+ *
+ * @example
+ * defaultSanitizeTerminalOutcome('failed', { code: 'tool_timeout', message: 'stack…' }); // { reason: 'tool_timeout' }
+ */
+export function defaultSanitizeTerminalOutcome(_phase: 'failed' | 'cancelled', outcome: unknown): { reason: string } {
+  return { reason: reasonOf(outcome) };
+}
+
+function reasonOf(outcome: unknown): string {
+  if (typeof outcome !== 'object' || outcome === null || types.isProxy(outcome) || Array.isArray(outcome)) return 'unspecified';
+  try {
+    const proto = Object.getPrototypeOf(outcome);
+    if (proto !== Object.prototype && proto !== null) return 'unspecified';
+    for (const key of REASON_KEYS) {
+      const descriptor = Object.getOwnPropertyDescriptor(outcome, key);
+      const value: unknown = descriptor && 'value' in descriptor ? descriptor.value : undefined;
+      if (typeof value === 'string' && REASON_CODE.test(value)) return value;
+    }
+  } catch {
+    // a revoked proxy or a throwing trap: nothing trustworthy to keep
+  }
+  return 'unspecified';
+}
