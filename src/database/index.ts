@@ -21,3 +21,4 @@ export {
 } from './table-spec';
 export { agentRuntimeDataSourceOptions, createAgentRuntimeDataSource, runAgentRuntimeMigrations, MIGRATIONS_TABLE } from './data-source.factory';
 export { openProjectDatabase, startEmbeddedPostgres, type DatabaseHandle, type EmbeddedPostgresOptions } from './embedded-postgres';
+export { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
