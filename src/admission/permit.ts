@@ -78,6 +78,10 @@ const revokedReasons = new Map<RevocationOutcome, AdmissionError>();
 /** One frozen reason per outcome: building an error (and its stack) on every release is the bulk of its cost. */
 function revokedReason(outcome: RevocationOutcome): AdmissionError {
   let reason = revokedReasons.get(outcome);
-  if (!reason) revokedReasons.set(outcome, (reason = Object.freeze(new AdmissionError('permit_revoked', { outcome }))));
+  if (!reason) {
+    reason = new AdmissionError('permit_revoked', { outcome });
+    Object.freeze(reason);
+    revokedReasons.set(outcome, reason);
+  }
   return reason;
 }

@@ -25,14 +25,12 @@ export type LedgerErrorCode =
  * tokens, ids or database error text (`details.sqlstate` may carry the five-character SQLSTATE).
  */
 export class LedgerError extends AgentRuntimeError<LedgerErrorCode> {
-  readonly #brand = true;
-
   constructor(code: LedgerErrorCode, details?: ErrorDetails) {
     super('LedgerError', code, details);
   }
 
   /** Brand check that runs no user code (no Proxy trap, no prototype walk). */
   static isLedgerError(value: unknown): value is LedgerError {
-    return typeof value === 'object' && value !== null && #brand in value;
+    return AgentRuntimeError.isAgentRuntimeError(value, LedgerError);
   }
 }

@@ -28,14 +28,12 @@ export type RuntimePolicyErrorCode =
  * content or exception text (a JSON path lists keys and indices only).
  */
 export class RuntimePolicyError extends AgentRuntimeError<RuntimePolicyErrorCode> {
-  readonly #brand = true;
-
   constructor(code: RuntimePolicyErrorCode, details?: ErrorDetails) {
     super('RuntimePolicyError', code, details);
   }
 
   /** Brand check that runs no user code (no Proxy trap, no prototype walk). */
   static isRuntimePolicyError(value: unknown): value is RuntimePolicyError {
-    return typeof value === 'object' && value !== null && #brand in value;
+    return AgentRuntimeError.isAgentRuntimeError(value, RuntimePolicyError);
   }
 }

@@ -14,8 +14,18 @@ export type ErrorDetails = Readonly<
  * `details`. The message is derived from the code alone, so it can never carry user content.
  */
 export abstract class AgentRuntimeError<Code extends string> extends Error {
+  readonly #brand = true;
   readonly code: Code;
   readonly details?: ErrorDetails;
+
+  /**
+   * True for an error built by this package, of the class `errorClass` when given. A brand check
+   * (a private field), so no Proxy trap or getter of a look-alike runs before it answers.
+   */
+  static isAgentRuntimeError<E extends AgentRuntimeError<string>>(value: unknown, errorClass?: abstract new (...args: never[]) => E): value is E {
+    if (typeof value !== 'object' || value === null || !(#brand in value)) return false;
+    return errorClass === undefined || value instanceof errorClass;
+  }
 
   protected constructor(name: string, code: Code, details?: ErrorDetails) {
     super(details ? `${code} ${JSON.stringify(details, countRecordLists)}` : code);
