@@ -1,7 +1,7 @@
 // Invocation ledger benchmark (spec 04): claim + checkpoint + finish per invocation through
 // InvocationLedger, beside the same three statements sent raw through `pg` on the same pool (the
 // floor), and claims/s with 8 concurrent workers. Run `npm run build` first, then
-// `node bench/ledger.bench.mjs` (DATABASE_URL, or a throw-away embedded server); see README-ledger.md.
+// `node bench/ledger.bench.mjs` (DATABASE_URL, or a throw-away embedded server); see README.md.
 import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';

@@ -1,6 +1,6 @@
 // Runtime-policy benchmark (spec 02 §2.2, §4): `policy.checkTool` beside the `JSON.stringify` floor
 // and the `canonicalize` 2.1.0 package, in one process, contestants interleaved. Run with
-// `npm run bench:policy`; see bench/README-policy.md.
+// `npm run bench:policy`; see bench/README.md.
 //
 // Memory: the 100 MiB inputs and canonicalize's output need a large heap, so unless the process
 // already runs with `--expose-gc` and a heap limit of at least 4 GiB, this script re-runs itself as
