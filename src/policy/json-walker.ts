@@ -108,9 +108,10 @@ class Shape {
     readonly keys: readonly string[],
     readonly order: readonly number[] | null,
     /**
-     * Bytes of all keys in JSON string form, their colons and commas, beyond the `len(key) + 4` or
-     * `+ 5` reserved for each when it was collected; -1 when a key holds a lone surrogate (then each
-     * key is scanned as it is written, so the error is reported in canonical order).
+     * What escapes and multi-byte characters add to the keys in JSON string form, beyond the
+     * `len(key) + 2` counted for each when it was collected (with its colon, its value's first byte
+     * and a comma); -1 when a key holds a lone surrogate (then each key is scanned as it is written,
+     * so the error is reported in canonical order).
      */
     readonly keyBytes: number,
     public next: Shape | null,
@@ -322,6 +323,8 @@ class JsonWalker {
   /**
    * Collects the members to write and pushes the object's frame; false as soon as their lower
    * bound passes the limit. Accessors are kept as a marker and reported in sorted order, unread.
+   * (`Object.keys`, like `for…in`, enumerates every key of the object first: V8 has no lazy key
+   * iteration, so a very wide object costs O(members); see bench/RESULTS-policy.md.)
    */
   private object(object: object, reserved: number): boolean {
     if (!this.grow(2 - reserved)) return false;
