@@ -1,6 +1,5 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from '../shared/clock';
-import { sha256Hex } from '../shared/sha256';
 import type { AuditSink } from './audit-sink';
 import { canonicalJson } from './canonical-json';
 import { isPolicyDecision, verifyDecisionDigest, type PolicyDecision } from './policy-decision';
@@ -12,6 +11,33 @@ export const AUDIT_LOG_TABLE = 'agent_runtime_policy_audit_log';
 export const AUDIT_HEAD_TABLE = 'agent_runtime_policy_audit_head';
 /** `prev_hash` of the first row and `last_hash` of an empty log. */
 export const GENESIS_HASH = '0'.repeat(64);
+
+/**
+ * One append in one statement (one round trip, one short transaction): lock the head row, which
+ * serialises appends across connections and instances so the chain never forks; insert the row
+ * chained to the head, its hash computed by Postgres exactly as `sha256Hex(prev_hash + json)`;
+ * move the head. A `decision_id` already stored inserts nothing and reports the stored JSON.
+ */
+const APPEND = `
+  WITH head AS (
+    SELECT last_seq, last_hash FROM ${AUDIT_HEAD_TABLE} WHERE id = 1 FOR UPDATE
+  ), existing AS (
+    SELECT decision_json FROM ${AUDIT_LOG_TABLE} WHERE decision_id = $1
+  ), inserted AS (
+    INSERT INTO ${AUDIT_LOG_TABLE} (seq, decision_id, decided_at_ms, policy_id, operation, subject, outcome, reason,
+                                    policy_fingerprint, decision_json, prev_hash, row_hash)
+    SELECT head.last_seq + 1, $1, $2, $3, $4, $5, $6, $7, $8, $9, head.last_hash,
+           encode(sha256(convert_to(head.last_hash || $9::text, 'UTF8')), 'hex')
+      FROM head
+     WHERE NOT EXISTS (SELECT 1 FROM existing)
+    ON CONFLICT (decision_id) DO NOTHING
+    RETURNING seq, row_hash
+  ), moved AS (
+    UPDATE ${AUDIT_HEAD_TABLE} AS h SET last_seq = inserted.seq, last_hash = inserted.row_hash
+      FROM inserted WHERE h.id = 1
+    RETURNING h.id
+  )
+  SELECT (SELECT seq FROM inserted)::text AS seq, (SELECT decision_json FROM existing) AS existing_json`;
 
 /** Collaborators of a {@link PostgresAuditLog}. */
 export interface PostgresAuditLogDeps {
@@ -47,54 +73,35 @@ export class PostgresAuditLog implements AuditSink {
   async record(decision: PolicyDecision): Promise<void> {
     if (!isPolicyDecision(decision) || !verifyDecisionDigest(decision)) throw new RuntimePolicyError('invalid_runtime_policy_audit_event');
     const decisionJson = canonicalJson(decision);
-    let runner: QueryRunner | undefined;
+    let stored: string | null;
     try {
-      runner = this.dataSource.createQueryRunner();
-      await runner.connect();
-      await runner.startTransaction('READ COMMITTED');
-      const [head] = (await runner.query(`SELECT last_seq, last_hash FROM ${AUDIT_HEAD_TABLE} WHERE id = 1 FOR UPDATE`)) as Array<{
-        last_seq: string;
-        last_hash: string;
-      }>;
-      if (!head) throw new RuntimePolicyError('runtime_policy_audit_persistence_failed');
-      const [stored] = (await runner.query(`SELECT decision_json FROM ${AUDIT_LOG_TABLE} WHERE decision_id = $1`, [decision.decision_id])) as Array<{
-        decision_json: string;
-      }>;
-      if (stored) {
-        await runner.commitTransaction();
-        if (stored.decision_json !== decisionJson) throw new RuntimePolicyError('invalid_runtime_policy_audit_event');
-        return;
-      }
-      const seq = (BigInt(head.last_seq) + 1n).toString();
-      const rowHash = sha256Hex(head.last_hash + decisionJson);
-      await runner.query(
-        `INSERT INTO ${AUDIT_LOG_TABLE} (seq, decision_id, decided_at_ms, policy_id, operation, subject, outcome, reason,
-           policy_fingerprint, decision_json, prev_hash, row_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          seq,
-          decision.decision_id,
-          decision.decided_at_ms,
-          decision.policy_id,
-          decision.operation,
-          decision.subject,
-          decision.outcome,
-          decision.reason,
-          decision.policy_fingerprint,
-          decisionJson,
-          head.last_hash,
-          rowHash,
-        ],
-      );
-      await runner.query(`UPDATE ${AUDIT_HEAD_TABLE} SET last_seq = $1, last_hash = $2 WHERE id = 1`, [seq, rowHash]);
-      await runner.commitTransaction();
+      const [row] = (await this.dataSource.query(APPEND, [
+        decision.decision_id,
+        decision.decided_at_ms,
+        decision.policy_id,
+        decision.operation,
+        decision.subject,
+        decision.outcome,
+        decision.reason,
+        decision.policy_fingerprint,
+        decisionJson,
+      ])) as Array<{ seq: string | null; existing_json: string | null }>;
+      if (row.seq !== null) return;
+      // not appended: the id is stored already, possibly by a writer that committed while this one
+      // waited for the head lock (its row is newer than this statement's snapshot), so look again
+      stored = row.existing_json ?? (await this.storedDecisionJson(decision.decision_id));
     } catch (error) {
-      if (runner?.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-      if (RuntimePolicyError.isRuntimePolicyError(error)) throw error;
       throw persistenceFailed(error);
-    } finally {
-      await runner?.release().catch(() => undefined);
     }
+    if (stored === null) throw new RuntimePolicyError('runtime_policy_audit_persistence_failed');
+    if (stored !== decisionJson) throw new RuntimePolicyError('invalid_runtime_policy_audit_event');
+  }
+
+  private async storedDecisionJson(decisionId: string): Promise<string | null> {
+    const [row] = (await this.dataSource.query(`SELECT decision_json FROM ${AUDIT_LOG_TABLE} WHERE decision_id = $1`, [decisionId])) as Array<{
+      decision_json: string;
+    }>;
+    return row?.decision_json ?? null;
   }
 
   /** Verifies the whole chain; see {@link verifyAuditChain}. */

@@ -87,6 +87,28 @@ describe('PostgresAuditLog (spec 02 §9)', () => {
       expect(count).toBe(1);
     });
 
+    it('stores one row when two connections record the same decision at once', async () => {
+      const other = await createAgentRuntimeDataSource(database.url).initialize();
+      try {
+        const [decision] = decisions(1);
+        const otherLog = new PostgresAuditLog(other);
+        await Promise.all([log.record(decision), otherLog.record(decision), log.record(decision), otherLog.record(decision)]);
+      } finally {
+        await other.destroy();
+      }
+      const [{ count }] = await dataSource.query('SELECT count(*)::int AS count FROM agent_runtime_policy_audit_log');
+      expect(count).toBe(1);
+      expect(await log.verifyChain()).toMatchObject({ ok: true, head_seq: 1 });
+    });
+
+    it('chains non-ASCII decisions with the hash JavaScript computes over their UTF-8 bytes', async () => {
+      const unicode = RuntimePolicy.compile({ id: 'política-✓', tools: { allow: ['búsqueda-𝄞'] } }).checkTool('búsqueda-𝄞', {});
+      await log.record(unicode);
+      const [row] = await dataSource.query('SELECT decision_json, row_hash FROM agent_runtime_policy_audit_log');
+      expect(row.decision_json).toBe(canonicalJson(unicode));
+      expect(row.row_hash).toBe(sha256Hex(GENESIS_HASH + canonicalJson(unicode)));
+    });
+
     it('refuses a non-decision, a tampered digest, or different JSON under a stored id, writing nothing', async () => {
       const [decision] = decisions(1);
       const forged = { ...decision, subject: 'other' };
