@@ -6,6 +6,7 @@ import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from './ad
 import type { Permit } from './permit';
 import { ManualClock } from './testing/manual-clock';
 import { granted } from './testing/controller-fixture';
+import { seededRandom } from '../shared/testing/seeded-random';
 
 type Listener = (event: AdmissionDecisionEvent) => void;
 
@@ -248,20 +249,8 @@ describe('§10 Data structures and complexity', () => {
 });
 
 describe('§11 Invariants (seeded interleavings)', () => {
-  /** A deterministic PRNG so a failing walk can be replayed. */
-  function prng(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it.each([1, 2, 3, 4])('limits, accounting and eligibility hold on every step (seed %i)', async (seed) => {
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
     const config = { globalLimit: 4, maxQueue: 6, agentLimits: { a: 1, b: 2 }, defaultAgentLimit: 3 };
     const { controller, clock, events, listeners } = setup({ ...config, overflow: 'queue' });

@@ -2,6 +2,7 @@ import { canonicalJson } from './canonical-json';
 import { jsonStringBytes, numberLength, sortedOrder } from './json-walker';
 import { measure, measureJson } from './measure';
 import { RuntimePolicyError } from './runtime-policy.errors';
+import { expectExceededBelow } from './testing/decision-fixtures';
 
 const sizeOf = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
@@ -131,12 +132,7 @@ describe('objects sharing a shape (the same keys in the same order)', () => {
     const bytes = Buffer.byteLength(text, 'utf8');
     expect(measure(value, bytes)).toEqual({ exceeded: false, bytes });
     expect(measure(value, bytes - 1)).toEqual({ exceeded: true, bytes });
-    for (let limit = 0; limit < bytes; limit += 97) {
-      const result = measure(value, limit);
-      expect(result.exceeded).toBe(true);
-      expect(result.bytes).toBeGreaterThan(limit);
-      expect(result.bytes).toBeLessThanOrEqual(bytes);
-    }
+    expectExceededBelow(value, bytes, 97);
   });
 
   it('share keys but not values: members whose value is undefined leave the shape', () => {

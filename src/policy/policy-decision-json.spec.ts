@@ -3,6 +3,7 @@ import { canonicalJson } from './canonical-json';
 import { buildDecision, canonicalRecordJson, type DecisionFacts } from './policy-decision';
 import { sha256Hex } from '../shared/sha256';
 import type { PolicyOutcome } from './runtime-policy.types';
+import { POLICY_REASONS } from './testing/decision-fixtures';
 
 /** The record of spec 02 §5 without its digest, as canonicalJson would be given it. */
 function recordOf(facts: DecisionFacts, decisionId: string, decidedAt: number, outcome: PolicyOutcome) {
@@ -31,18 +32,7 @@ const facts: fc.Arbitrary<DecisionFacts> = fc.record({
   policyFingerprint: hex64,
   operation: fc.constantFrom('agent_invocation', 'tool_call', 'content'),
   subject: name,
-  reason: fc.constantFrom(
-    'allowed',
-    'not_allowed',
-    'explicitly_denied',
-    'argument_budget_exceeded',
-    'content_budget_exceeded',
-    'invalid_arguments',
-    'invalid_content',
-    'invalid_subject',
-    'invalid_policy',
-    'policy_evaluation_failed',
-  ),
+  reason: fc.constantFrom(...POLICY_REASONS),
   budgetKind: fc.constantFrom('arguments', 'content'),
   measuredBytes: fc.option(safeInteger, { nil: null }),
   limitBytes: safeInteger,

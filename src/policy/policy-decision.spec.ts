@@ -4,20 +4,8 @@ import { canonicalJson } from './canonical-json';
 import { isPolicyDecision, summarizeDecision, verifyDecisionDigest } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';
 import type { PolicyDecision } from './runtime-policy.types';
+import { DECISION_KEYS, POLICY_REASONS } from './testing/decision-fixtures';
 
-const DECISION_KEYS = [
-  'budget',
-  'decided_at_ms',
-  'decision_digest',
-  'decision_id',
-  'operation',
-  'outcome',
-  'policy_fingerprint',
-  'policy_id',
-  'reason',
-  'schema_version',
-  'subject',
-];
 const DECISION_ID = /^decision-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 const clockAt = (wall: () => number): Clock => ({ ...systemClock, wallNow: wall });
@@ -55,20 +43,7 @@ describe('§5 decision record', () => {
   const decisions = decisionsOfEveryReason();
 
   it('covers every reason of the table', () => {
-    expect(decisions.map((d) => d.reason).sort()).toEqual(
-      [
-        'allowed',
-        'not_allowed',
-        'explicitly_denied',
-        'argument_budget_exceeded',
-        'content_budget_exceeded',
-        'invalid_arguments',
-        'invalid_content',
-        'invalid_subject',
-        'invalid_policy',
-        'policy_evaluation_failed',
-      ].sort(),
-    );
+    expect(decisions.map((d) => d.reason).sort()).toEqual([...POLICY_REASONS].sort());
   });
 
   it('has exactly the keys of the spec, and budget exactly kind, measured_bytes, limit_bytes', () => {

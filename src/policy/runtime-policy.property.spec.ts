@@ -7,6 +7,7 @@ import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type { RuntimePolicySpec } from './runtime-policy-spec';
 import type { PolicyDecision } from './runtime-policy.types';
+import { DECISION_KEYS } from './testing/decision-fixtures';
 
 /** A fresh secret from letters that no id, digest, reason or key of these tests can contain. */
 const CANARY_ALPHABET = 'GHJKMNPQRSTVWXYZ';
@@ -140,20 +141,6 @@ const policySpecArb: fc.Arbitrary<RuntimePolicySpec> = fc.record({
   maxArgumentBytes: fc.oneof(fc.nat(64), fc.constant(65_536)),
   maxContentBytes: fc.oneof(fc.nat(64), fc.constant(1_048_576)),
 });
-
-const DECISION_KEYS = [
-  'budget',
-  'decided_at_ms',
-  'decision_digest',
-  'decision_id',
-  'operation',
-  'outcome',
-  'policy_fingerprint',
-  'policy_id',
-  'reason',
-  'schema_version',
-  'subject',
-];
 
 describe('§10 invariants (fast-check)', () => {
   it('1. canonicalJson equals JSON.stringify with recursively sorted keys, ignores insertion order and is idempotent', () => {

@@ -1,4 +1,5 @@
 import { IndexedMinHeap, type HeapItem } from './indexed-min-heap';
+import { seededRandom } from './testing/seeded-random';
 
 interface Item extends HeapItem {
   key: number;
@@ -6,18 +7,6 @@ interface Item extends HeapItem {
 }
 
 const byKeyThenId = (a: Item, b: Item) => a.key < b.key || (a.key === b.key && a.id < b.id);
-
-/** A deterministic PRNG so that a failure is reproducible. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('IndexedMinHeap', () => {
   it('is empty at first', () => {
@@ -48,7 +37,7 @@ describe('IndexedMinHeap', () => {
   });
 
   it('matches a sorted array under random push, remove and update', () => {
-    const random = prng(20240601);
+    const random = seededRandom(20240601);
     const heap = new IndexedMinHeap<Item>(byKeyThenId);
     const model: Item[] = [];
     const minOf = (items: Item[]) => items.reduce<Item | undefined>((min, item) => (min === undefined || byKeyThenId(item, min) ? item : min), undefined);

@@ -156,28 +156,12 @@ describe('admission over HTTP: the Nest pipeline', () => {
       expect(t.status().active).toBe(0);
     });
 
-    it('a client gone before AdmissionGuard runs (an earlier guard was slow) holds no capacity and its handler never runs', async () => {
+    it.each([
+      ['(an earlier guard was slow) holds no capacity and its handler never runs', '/work/solo/slow/early'],
+      ['with a later guard that throws leaks no permit', '/work/solo/slow-denied/early'],
+    ])('a client gone before AdmissionGuard runs %s', async (_case, path) => {
       const t = await start();
-      const call = t.http.get('/work/solo/slow/early');
-      await waitFor(() => t.probe.notes.some((note) => note.key === 'early' && note.waiting), 'the slow guard to hold the request');
-      call.abort();
-      await waitFor(() => t.probe.notes.some((note) => note.key === 'early' && note.closed), 'the server to see the disconnect');
-
-      t.probe.finish('slow:early');
-      await settleTime(300);
-      expect(t.probe.started).toEqual([]);
-      expect(t.status()).toMatchObject({ active: 0, queue_length: 0 });
-
-      // solo (limit 1) is free for the next client
-      const next = t.http.get('/work/solo/reject/next');
-      await started(t, 'next');
-      t.probe.finish('next');
-      expect((await next.result).status).toBe(200);
-    });
-
-    it('a client gone before AdmissionGuard runs, with a later guard that throws, leaks no permit', async () => {
-      const t = await start();
-      const call = t.http.get('/work/solo/slow-denied/early');
+      const call = t.http.get(path);
       await waitFor(() => t.probe.notes.some((note) => note.key === 'early' && note.waiting), 'the slow guard to hold the request');
       call.abort();
       await waitFor(() => t.probe.notes.some((note) => note.key === 'early' && note.closed), 'the server to see the disconnect');
