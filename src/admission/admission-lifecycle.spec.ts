@@ -5,6 +5,7 @@ import type { AdmissionDecisionEvent, AdmissionOutcome, SubmitResult } from './a
 import type { Permit } from './permit';
 import { ManualClock } from './testing/manual-clock';
 import { granted } from './testing/controller-fixture';
+import { thrown } from '../shared/testing/thrown';
 
 /** A manual clock that can be skewed backwards, to show that wait_ms never goes negative. */
 class SkewableClock extends ManualClock {
@@ -29,14 +30,6 @@ function setup(config: AdmissionConfig = {}, clock: ManualClock = new ManualCloc
   return { clock, controller, recorded, events, outcomes: () => events().map((event) => event.outcome) };
 }
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 /**
  * A controller at its global limit of 1 (held by "blocker"), and a request of "subject" that waited

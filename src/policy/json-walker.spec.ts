@@ -3,6 +3,7 @@ import { jsonStringBytes, numberLength, sortedOrder } from './json-walker';
 import { measure, measureJson } from './measure';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import { expectExceededBelow } from './testing/decision-fixtures';
+import { thrown as thrownBy } from '../shared/testing/thrown';
 
 const sizeOf = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
@@ -20,15 +21,7 @@ function reference(value: unknown): string {
   return JSON.stringify(sorted(value));
 }
 
-function thrown(run: () => unknown): RuntimePolicyError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RuntimePolicyError);
-    return error as RuntimePolicyError;
-  }
-  throw new Error('did not throw');
-}
+const thrown = (run: () => unknown) => thrownBy(run, RuntimePolicyError);
 
 describe('jsonStringBytes', () => {
   it('counts every BMP code unit as Buffer.byteLength(JSON.stringify(unit)), and -1 for a lone surrogate', () => {

@@ -2,21 +2,14 @@ import { canonicalJson } from './canonical-json';
 import { measure, measureContent, measureJson, type MeasureResult } from './measure';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import { expectExceededBelow } from './testing/decision-fixtures';
+import { thrown as thrownBy } from '../shared/testing/thrown';
 
 const MiB = 2 ** 20;
 const LIMIT = 64 * 1024;
 
 const sizeOf = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
-function thrown(run: () => unknown): RuntimePolicyError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RuntimePolicyError);
-    return error as RuntimePolicyError;
-  }
-  throw new Error('did not throw');
-}
+const thrown = (run: () => unknown) => thrownBy(run, RuntimePolicyError);
 
 /** Measures with a step meter; returns the result and the steps the walk took. */
 function metered(value: unknown, limit: number): { result: MeasureResult; steps: number } {

@@ -1,6 +1,7 @@
 import { AdmissionController } from '../admission-controller';
 import type { AdmissionConfig } from '../admission-config';
 import type { AdmissionError } from '../admission.errors';
+import { thrown as thrownBy } from '../../shared/testing/thrown';
 import type { AdmissionDecisionEvent, SubmitResult } from '../admission.types';
 import type { Permit } from '../permit';
 import { ManualClock } from './manual-clock';
@@ -26,15 +27,8 @@ export function setup(config: AdmissionConfig = {}, clock: ManualClock = new Man
   return { clock, controller, events, outcomes: () => events.map((event) => event.outcome) };
 }
 
-/** The error `fn` throws synchronously. */
-export function thrown(fn: () => unknown): AdmissionError {
-  try {
-    fn();
-  } catch (error) {
-    return error as AdmissionError;
-  }
-  throw new Error('expected a throw');
-}
+/** The `AdmissionError` `fn` throws synchronously. */
+export const thrown = (fn: () => unknown): AdmissionError => thrownBy<AdmissionError>(fn);
 
 /** The permit of a granted submit result. */
 export const granted = (result: SubmitResult): Permit => {
