@@ -3,7 +3,7 @@ import { AdmissionController } from './admission-controller';
 import { invalidAdmissionConfigFields, type AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
-import { isValidAgentId } from './agent-id';
+import { isValidId } from '../shared/id-rule';
 import { ManualClock } from './testing/manual-clock';
 import { thrown } from './testing/controller-fixture';
 
@@ -197,12 +197,12 @@ describe('§2 Construction', () => {
 
     it('valid ids are 1..256 UTF-8 bytes of well-formed UTF-16', () => {
       for (const id of ['a', 'x'.repeat(256), 'é'.repeat(128), '😀'.repeat(64), '日本語', ' ', '__proto__']) {
-        expect(isValidAgentId(id)).toBe(true);
+        expect(isValidId(id)).toBe(true);
       }
       for (const id of ['', 'x'.repeat(257), 'é'.repeat(129), '😀'.repeat(64) + 'x', '\uD800', 'a\uDC00b', 'ab\uD83D']) {
-        expect(isValidAgentId(id)).toBe(false);
+        expect(isValidId(id)).toBe(false);
       }
-      for (const id of [undefined, null, 1, {}, ['a'], new String('a')]) expect(isValidAgentId(id)).toBe(false);
+      for (const id of [undefined, null, 1, {}, ['a'], new String('a')]) expect(isValidId(id)).toBe(false);
     });
 
     it('an invalid agent id at submit is invalid_admission_options with field agentId', () => {

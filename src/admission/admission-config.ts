@@ -1,6 +1,6 @@
 import { IsIn, ValidateBy, ValidateIf, validateSync } from 'class-validator';
 import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
-import { isValidAgentId } from './agent-id';
+import { isValidId } from '../shared/id-rule';
 import { AdmissionError } from './admission.errors';
 
 /** What to do when no capacity is free: refuse at once, or wait in the bounded queue. */
@@ -51,7 +51,7 @@ export function isDrainTimeoutMs(value: unknown): value is number {
 function isAgentLimits(value: unknown): value is Record<string, number> {
   if (!isPlainObject(value)) return false;
   return Reflect.ownKeys(value).every(
-    (key) => isValidAgentId(key) && isSafeIntegerAtLeast(Object.getOwnPropertyDescriptor(value, key)?.value, 1),
+    (key) => isValidId(key) && isSafeIntegerAtLeast(Object.getOwnPropertyDescriptor(value, key)?.value, 1),
   );
 }
 

@@ -5,7 +5,7 @@ import { isPlainObject } from '../shared/plain-object';
 import { randomId } from '../shared/random-id';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
-import { isValidAgentId } from './agent-id';
+import { isValidId } from '../shared/id-rule';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry, type Waiter } from './admission-queue';
 import { deadlineAfterMs, isAbortSignal, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';
@@ -227,7 +227,7 @@ export class AdmissionController {
 
   private submitEntry(agentId: unknown, opts: unknown): RequestEntry {
     if (this.draining) throw new AdmissionError('deployment_draining');
-    if (!isValidAgentId(agentId)) throw invalidOptions('agentId');
+    if (!isValidId(agentId)) throw invalidOptions('agentId');
     const now = this.now();
     const request = parseRequestOptions(opts as AdmissionRequestOptions | undefined, this.config, now);
     if (request.signal?.aborted || request.owner?.aborted) {

@@ -22,10 +22,12 @@ const MAPPING: Partial<Record<AdmissionErrorCode, HttpMapping>> = {
   deployment_draining: { status: 503, retryAfter: true },
   cancelled: { status: CLIENT_CLOSED_REQUEST, retryAfter: false },
   owner_down: { status: CLIENT_CLOSED_REQUEST, retryAfter: false },
+  invalid_agent_id: { status: 400, retryAfter: false },
   invalid_admission_options: { status: 500, retryAfter: false },
 };
 
 const REASON_PHRASES: Record<number, string> = {
+  400: 'Bad Request',
   429: 'Too Many Requests',
   499: 'Client Closed Request',
   500: 'Internal Server Error',

@@ -4,6 +4,7 @@ import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-er
 export type AdmissionErrorCode =
   | 'invalid_admission_control_config'
   | 'invalid_admission_options'
+  | 'invalid_agent_id'
   | 'concurrency_limit_reached'
   | 'admission_queue_full'
   | 'queue_deadline_exceeded'

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { ServerResponse } from 'node:http';
-import { isValidAgentId } from './agent-id';
+import { isValidId } from '../shared/id-rule';
 import { AdmissionController } from './admission-controller';
 import { admissionHttpException } from './admission-http';
 import { releaseOnce } from './admission-release';
@@ -69,7 +69,7 @@ export class AdmissionGuard implements CanActivate {
       // the resolver's exception text is never exposed
       agentId = undefined;
     }
-    if (!isValidAgentId(agentId)) throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
+    if (!isValidId(agentId)) throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
     return agentId;
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isValidId } from '../shared/id-rule';
 import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from '../shared/clock';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
@@ -21,7 +22,7 @@ import {
   type InvocationRow,
   type TerminalPhase,
 } from './invocation-record';
-import { callOptions, explicitNow, invalidArgument, invocationId, isLedgerText, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
+import { callOptions, explicitNow, invalidArgument, invocationId, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
 import { poolOf, runStatement, type PgPool } from './ledger-connection';
 import { resolveLedgerOptions, type InvocationLedgerOptions, type ResolvedLedgerOptions } from './ledger-options';
 import type { LedgerStatements, Verdict } from './ledger-sql';
@@ -136,7 +137,7 @@ export class InvocationLedger {
     return this.operate('create', async (pool, sql, settings) => {
       const key = invocationId('create', id);
       const meta = callOptions('create', metadata, ['workflowId', 'workflowVersion', 'kind'], 'metadata');
-      for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isLedgerText(meta[field])) throw invalidArgument('create', field);
+      for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isValidId(meta[field])) throw invalidArgument('create', field);
       const now = explicitNow('create', callOptions('create', options, ['now']).now);
       const json = jsonDocument('create', 'checkpoint', checkpoint, settings.maxDocumentBytes);
       const rows = await runStatement(pool, sql.create, [key, meta.workflowId, meta.workflowVersion, meta.kind, json, now]);

@@ -1,4 +1,5 @@
-import { callOptions, explicitNow, invocationId, isLedgerText, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
+import { isValidId as isLedgerText } from '../shared/id-rule';
+import { callOptions, explicitNow, invocationId, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
 import { LedgerError } from './ledger.errors';
 
 function codeOf(fn: () => unknown): unknown {

@@ -1,11 +1,10 @@
 import { types } from 'node:util';
-import { canonicalJson } from '../policy/canonical-json';
-import { measure } from '../policy/measure';
+import { canonicalJson, measure } from '../json';
+import { isValidId } from '../shared/id-rule';
 import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
 import { MAX_LEASE_MS } from './ledger-options';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 
-const MAX_TEXT_BYTES = 256;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `\u0000` as `JSON.stringify` escapes it, preceded by an even number of backslashes (so not `\\u0000`). */
 const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
@@ -15,19 +14,9 @@ export function invalidArgument(operation: LedgerOperation, argument: string): L
   return new LedgerError(`invalid_${operation}_arguments`, { argument });
 }
 
-/**
- * Text Postgres can hold as given: a well-formed string (no lone surrogate, which UTF-8 cannot
- * encode) of 1..256 UTF-8 bytes without U+0000.
- */
-export function isLedgerText(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length === 0) return false;
-  // a UTF-16 code unit takes at most 3 UTF-8 bytes, so short strings need no byte count
-  if (value.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(value, 'utf8') > MAX_TEXT_BYTES) return false;
-  return value.isWellFormed() && !value.includes('\u0000');
-}
 
 export function invocationId(operation: LedgerOperation, id: unknown): string {
-  if (!isLedgerText(id)) throw invalidArgument(operation, 'id');
+  if (!isValidId(id)) throw invalidArgument(operation, 'id');
   return id;
 }
 

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from '../shared/clock';
 import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { sha256Hex } from '../shared/sha256';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../json';
 import { isPolicyDecision, verifyDecisionDigest } from './policy-decision';
 
 /** Why verification stopped at a row (spec 02 §9), in the order the checks run. */

@@ -1,6 +1,5 @@
-export { canonicalJson } from './canonical-json';
-export type { UnsupportedJsonKind } from './json-walker';
-export { measure, measureContent, type MeasureResult } from './measure';
+export { canonicalJson, measure, measureContent } from './policy-json';
+export type { MeasureResult, UnsupportedJsonKind } from '../json';
 export { RuntimePolicy, type RuntimePolicyDeps } from './runtime-policy';
 export {
   DEFAULT_MAX_ARGUMENT_BYTES,

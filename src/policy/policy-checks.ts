@@ -1,7 +1,6 @@
-import { measure, measureContent, type MeasureResult } from './measure';
+import { JsonError, measure, measureContent, type MeasureResult } from '../json';
 import { INVALID_SUBJECT } from './policy-decision';
 import { isValidSubject } from './policy-name';
-import { RuntimePolicyError } from './runtime-policy.errors';
 import type { CompiledPolicySpec, CompiledRules, CompiledSelector } from './runtime-policy-spec';
 import type { PolicyBudgetKind, PolicyOperation, PolicyReason } from './runtime-policy.types';
 
@@ -89,7 +88,7 @@ export function evaluateCheck(check: PolicyCheck, policy: CompiledPolicySpec, su
 
 function isUnmeasurable(error: unknown): boolean {
   return (
-    RuntimePolicyError.isRuntimePolicyError(error) &&
+    JsonError.isJsonError(error) &&
     (error.code === 'unsupported_json_term' || error.code === 'invalid_utf8')
   );
 }

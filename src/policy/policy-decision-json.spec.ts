@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../json';
 import { buildDecision, canonicalRecordJson, type DecisionFacts } from './policy-decision';
 import { sha256Hex } from '../shared/sha256';
 import type { PolicyOutcome } from './runtime-policy.types';

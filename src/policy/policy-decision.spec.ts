@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../shared/clock';
 import { sha256Hex } from '../shared/sha256';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../json';
 import { isPolicyDecision, summarizeDecision, verifyDecisionDigest } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';
 import type { PolicyDecision } from './runtime-policy.types';

@@ -3,8 +3,9 @@ import { systemClock, type Clock } from '../shared/clock';
 import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
 import { sha256Hex } from '../shared/sha256';
 import { uuidV7 } from '../shared/uuid-v7';
-import { canonicalJson } from './canonical-json';
-import { isValidName, isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
+import { canonicalJson } from '../json';
+import { isValidId } from '../shared/id-rule';
+import { isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {
   PolicyBudgetKind,
@@ -170,7 +171,7 @@ export function isPolicyDecision(value: unknown): value is PolicyDecision {
     typeof d.decision_id === 'string' &&
     DECISION_ID.test(d.decision_id) &&
     Number.isSafeInteger(d.decided_at_ms) &&
-    isValidName(d.policy_id, MAX_POLICY_ID_BYTES) &&
+    isValidId(d.policy_id, MAX_POLICY_ID_BYTES) &&
     typeof d.policy_fingerprint === 'string' &&
     SHA256_HEX.test(d.policy_fingerprint) &&
     isValidSubject(d.subject) &&

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from '../shared/clock';
 import type { AuditSink } from './audit-sink';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../json';
 import { isPolicyDecision, verifyDecisionDigest, type PolicyDecision } from './policy-decision';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import { assertAuditLogSchema } from './audit-log.schema';

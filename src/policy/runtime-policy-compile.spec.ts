@@ -1,6 +1,6 @@
 import { systemClock } from '../shared/clock';
 import { sha256Hex } from '../shared/sha256';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../json';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError, type RuntimePolicyErrorCode } from './runtime-policy.errors';
 import type { RuntimePolicySpec } from './runtime-policy-spec';

@@ -1,8 +1,9 @@
 import { types } from 'node:util';
 import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
 import { sha256Hex } from '../shared/sha256';
-import { canonicalJson } from './canonical-json';
-import { isValidName, isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
+import { canonicalJson } from '../json';
+import { isValidId } from '../shared/id-rule';
+import { isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
 import { RuntimePolicyError, type RuntimePolicyCompileErrorCode } from './runtime-policy.errors';
 import type { NormalizedRules, NormalizedSelector, RuntimePolicyDescription } from './runtime-policy.types';
 
@@ -127,7 +128,7 @@ export function compilePolicySpec(spec: unknown): CompiledPolicySpec {
   const maxArgumentBytes = limitOf(ownValue(spec, 'maxArgumentBytes'), DEFAULT_MAX_ARGUMENT_BYTES, 'invalid_max_argument_bytes');
   const maxContentBytes = limitOf(ownValue(spec, 'maxContentBytes'), DEFAULT_MAX_CONTENT_BYTES, 'invalid_max_content_bytes');
   const givenId = ownValue(spec, 'id');
-  if (givenId !== undefined && !isValidName(givenId, MAX_POLICY_ID_BYTES)) {
+  if (givenId !== undefined && !isValidId(givenId, MAX_POLICY_ID_BYTES)) {
     throw new RuntimePolicyError('invalid_runtime_policy_id');
   }
 

@@ -1,5 +1,5 @@
 import { AgentRuntimeError } from '../shared/agent-runtime-error';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from './policy-json';
 import { RuntimePolicyError } from './runtime-policy.errors';
 
 describe('§7 RuntimePolicyError', () => {

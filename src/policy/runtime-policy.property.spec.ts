@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { canonicalJson } from './canonical-json';
-import { measure, measureContent } from './measure';
+import { canonicalJson, measure, measureContent } from './policy-json';
 import { isPolicyDecision, verifyDecisionDigest } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError } from './runtime-policy.errors';

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
-import { canonicalJson } from '../../src/policy/canonical-json';
+import { canonicalJson } from '../../src/json';
 import { GENESIS_HASH, PostgresAuditLog } from '../../src/policy/postgres-audit-log';
 import type { PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicy } from '../../src/policy/runtime-policy';

@@ -10,7 +10,7 @@ import type { DataSource } from 'typeorm';
 import { agentRuntimeDataSourceOptions } from '../../src/database/data-source.factory';
 import { AuditSink } from '../../src/policy/audit-sink';
 import { verifyAuditChain } from '../../src/policy/audit-chain';
-import { canonicalJson } from '../../src/policy/canonical-json';
+import { canonicalJson } from '../../src/json';
 import { DeferredPostgresAuditLog } from '../../src/policy/deferred-postgres-audit-log';
 import { summarizeDecision, verifyDecisionDigest, type PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';

@@ -3,7 +3,7 @@
  * socket: allowed and denied agent and tool calls, byte budgets on input and output, default and
  * custom extractors. Audit, start-up, Postgres, telemetry and admission live in policy-*.e2e.spec.ts.
  */
-import { canonicalJson } from '../../src/policy/canonical-json';
+import { canonicalJson } from '../../src/json';
 import { verifyDecisionDigest, summarizeDecision } from '../../src/policy/policy-decision';
 import type { HttpResult } from './support/http-client';
 import {

@@ -1,5 +1,3 @@
-import { measure } from '../measure';
-
 /** The keys of a decision record (spec 02 §5), sorted: written out here, not read from the code under test. */
 export const DECISION_KEYS = [
   'budget',
@@ -28,13 +26,3 @@ export const POLICY_REASONS = [
   'invalid_policy',
   'policy_evaluation_failed',
 ] as const;
-
-/** For every limit below `size` (in steps of `step`): exceeded, with `limit < bytes ≤ size`. */
-export function expectExceededBelow(value: unknown, size: number, step: number): void {
-  for (let limit = 0; limit < size; limit += step) {
-    const result = measure(value, limit);
-    expect(result.exceeded).toBe(true);
-    expect(result.bytes).toBeGreaterThan(limit);
-    expect(result.bytes).toBeLessThanOrEqual(size);
-  }
-}

@@ -1,7 +1,7 @@
 import { canonicalJson } from './canonical-json';
 import { measure, measureContent, measureJson, type MeasureResult } from './measure';
-import { RuntimePolicyError } from './runtime-policy.errors';
-import { expectExceededBelow } from './testing/decision-fixtures';
+import { JsonError } from './json.errors';
+import { expectExceededBelow } from './testing/measure-fixtures';
 import { thrown as thrownBy } from '../shared/testing/thrown';
 
 const MiB = 2 ** 20;
@@ -9,7 +9,7 @@ const LIMIT = 64 * 1024;
 
 const sizeOf = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
 
-const thrown = (run: () => unknown) => thrownBy(run, RuntimePolicyError);
+const thrown = (run: () => unknown) => thrownBy(run, JsonError);
 
 /** Measures with a step meter; returns the result and the steps the walk took. */
 function metered(value: unknown, limit: number): { result: MeasureResult; steps: number } {
@@ -127,7 +127,7 @@ describe('§2.2 measure', () => {
       const result = measure(value, 10);
       outcome = result.exceeded && result.bytes > 10 ? 'exceeded' : 'wrong';
     } catch (error) {
-      outcome = (error as RuntimePolicyError).code;
+      outcome = (error as JsonError).code;
     }
     expect(['exceeded', 'unsupported_json_term']).toContain(outcome);
   });

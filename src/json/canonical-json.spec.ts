@@ -1,5 +1,5 @@
 import { canonicalJson } from './canonical-json';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import { JsonError } from './json.errors';
 
 /** The IEEE 754 double whose bits are `hex` (RFC 8785 Appendix B). */
 function double(hex: string): number {
@@ -9,12 +9,12 @@ function double(hex: string): number {
 }
 
 /** The error `canonicalJson(value)` throws (fails the test when it does not throw). */
-function errorOf(value: unknown): RuntimePolicyError {
+function errorOf(value: unknown): JsonError {
   try {
     canonicalJson(value);
   } catch (error) {
-    expect(error).toBeInstanceOf(RuntimePolicyError);
-    return error as RuntimePolicyError;
+    expect(error).toBeInstanceOf(JsonError);
+    return error as JsonError;
   }
   throw new Error('canonicalJson did not throw');
 }

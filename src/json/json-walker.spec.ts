@@ -1,8 +1,8 @@
 import { canonicalJson } from './canonical-json';
 import { jsonStringBytes, numberLength, sortedOrder } from './json-walker';
 import { measure, measureJson } from './measure';
-import { RuntimePolicyError } from './runtime-policy.errors';
-import { expectExceededBelow } from './testing/decision-fixtures';
+import { JsonError } from './json.errors';
+import { expectExceededBelow } from './testing/measure-fixtures';
 import { thrown as thrownBy } from '../shared/testing/thrown';
 
 const sizeOf = (value: unknown) => Buffer.byteLength(canonicalJson(value), 'utf8');
@@ -21,7 +21,7 @@ function reference(value: unknown): string {
   return JSON.stringify(sorted(value));
 }
 
-const thrown = (run: () => unknown) => thrownBy(run, RuntimePolicyError);
+const thrown = (run: () => unknown) => thrownBy(run, JsonError);
 
 describe('jsonStringBytes', () => {
   it('counts every BMP code unit as Buffer.byteLength(JSON.stringify(unit)), and -1 for a lone surrogate', () => {

@@ -3,7 +3,7 @@ import { walkJson } from './json-walker';
 /**
  * RFC 8785 (JCS) canonical JSON of a JSON-like value: no whitespace, members sorted by key in UTF-16
  * code-unit order, numbers and strings as `JSON.stringify` prints them (`-0` → `0`). Iterative, so a
- * 1,000,000-deep array is fine. Throws `RuntimePolicyError` (`unsupported_json_term` with
+ * 1,000,000-deep array is fine. Throws `JsonError` (`unsupported_json_term` with
  * `{path, kind}`, or `invalid_utf8` with `{path}`) for the first value JSON cannot hold faithfully.
  *
  * Not built on the `canonicalize` package: its 2.x line is CommonJS and would load, but it recurses,

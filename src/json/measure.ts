@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { types } from 'node:util';
 import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { walkJson, type WorkMeter } from './json-walker';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import { JsonError } from './json.errors';
 
 /**
  * A measurement against a byte limit (frozen). Within the limit `bytes` is exact; when exceeded,
@@ -19,7 +19,7 @@ const result = (exceeded: boolean, bytes: number): MeasureResult =>
   Object.freeze({ exceeded, bytes }) as MeasureResult;
 
 function assertLimit(limitBytes: unknown): asserts limitBytes is number {
-  if (!isSafeIntegerAtLeast(limitBytes, 0)) throw new RuntimePolicyError('invalid_measure_limit');
+  if (!isSafeIntegerAtLeast(limitBytes, 0)) throw new JsonError('invalid_measure_limit');
 }
 
 /**
@@ -56,7 +56,7 @@ export function measureContent(content: unknown, limitBytes: number): MeasureRes
   if (typeof content === 'string') {
     // every UTF-16 code unit takes at least one UTF-8 byte: the length is a lower bound
     if (content.length > limitBytes) return result(true, content.length);
-    if (!content.isWellFormed()) throw new RuntimePolicyError('invalid_utf8', { path: [] });
+    if (!content.isWellFormed()) throw new JsonError('invalid_utf8', { path: [] });
     const bytes = Buffer.byteLength(content, 'utf8');
     return result(bytes > limitBytes, bytes);
   }
@@ -64,7 +64,7 @@ export function measureContent(content: unknown, limitBytes: number): MeasureRes
     // the intrinsic getter: an own `byteLength` property on the instance is not believed
     const bytes = typedArrayByteLength.call(content);
     if (bytes > limitBytes) return result(true, bytes);
-    if (!isUtf8(content)) throw new RuntimePolicyError('invalid_utf8', { path: [] });
+    if (!isUtf8(content)) throw new JsonError('invalid_utf8', { path: [] });
     return result(false, bytes);
   }
   return measureJson(content, limitBytes, null);

@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import { JsonError } from './json.errors';
 
 /** `details.kind` of `unsupported_json_term` (spec 02 §2.1). */
 export type UnsupportedJsonKind =
@@ -417,7 +417,7 @@ class JsonWalker {
   }
 
   /** `cycle` at the shallowest container on the stack that repeats one of its ancestors. */
-  private cycle(): RuntimePolicyError {
+  private cycle(): JsonError {
     const seen = new Set<object>();
     let depth = 0;
     while (depth < this.depth && !seen.has(this.frames[depth].container)) seen.add(this.frames[depth++].container);
@@ -438,18 +438,18 @@ class JsonWalker {
     return path;
   }
 
-  private unsupported(kind: UnsupportedJsonKind): RuntimePolicyError {
-    return new RuntimePolicyError('unsupported_json_term', { path: this.path(true), kind });
+  private unsupported(kind: UnsupportedJsonKind): JsonError {
+    return new JsonError('unsupported_json_term', { path: this.path(true), kind });
   }
 
-  private invalidUtf8(throughCurrentKey: boolean): RuntimePolicyError {
-    return new RuntimePolicyError('invalid_utf8', { path: this.path(throughCurrentKey) });
+  private invalidUtf8(throughCurrentKey: boolean): JsonError {
+    return new JsonError('invalid_utf8', { path: this.path(throughCurrentKey) });
   }
 }
 
 /**
  * Walks `value` as canonical JSON, appending its text to `out` when given, and stops once the byte
- * count passes `limit`. Throws `RuntimePolicyError` for the first unsupported value in canonical order.
+ * count passes `limit`. Throws `JsonError` for the first unsupported value in canonical order.
  */
 export function walkJson(value: unknown, limit: number, out: string[] | null, meter: WorkMeter | null): WalkResult {
   const walker = new JsonWalker(limit, out, meter);
