@@ -1,6 +1,6 @@
 import { EventEmitter2 } from 'eventemitter2';
 import { AdmissionController } from './admission-controller';
-import { invalidAdmissionConfigFields, type AdmissionConfig } from './admission-config';
+import type { AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
 import { isValidId } from '../shared/id-rule';
@@ -167,9 +167,17 @@ describe('§2 Construction', () => {
       expect(thrown(() => controller.submit('a')).details).toEqual({ limit_scope: 'global' });
     });
 
-    it('reports the first invalid option in declaration order and lists them all', () => {
-      expect(invalidAdmissionConfigFields({ drainTimeoutMs: -1, globalLimit: 0 })).toEqual(['globalLimit', 'drainTimeoutMs']);
-      expectInvalidConfig({ drainTimeoutMs: -1, globalLimit: 0 }, 'globalLimit');
+    it('reports one failing option as {field} and several as sorted {fields}', () => {
+      expectInvalidConfig({ drainTimeoutMs: -1 }, 'drainTimeoutMs');
+      const error = thrown(construct({ maxQueue: -1, drainTimeoutMs: -1, globalLimit: 0 }));
+      expect(error.details).toEqual({ fields: ['drainTimeoutMs', 'globalLimit', 'maxQueue'] });
+    });
+
+    it('never calls a getter of the configuration', () => {
+      const getter = jest.fn(() => 4);
+      const config = Object.defineProperty({}, 'globalLimit', { get: getter, enumerable: true });
+      expectInvalidConfig(config, 'globalLimit');
+      expect(getter).not.toHaveBeenCalled();
     });
   });
 

@@ -1,5 +1,6 @@
-import { IsIn, ValidateBy, ValidateIf, validateSync } from 'class-validator';
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { optionFailureDetails, readOptions, readOwnData, type OptionRules } from '../shared/option-reader';
+import { integerIn, oneOf } from '../shared/option-rules';
+import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { isValidId } from '../shared/id-rule';
 import { AdmissionError } from './admission.errors';
 
@@ -48,103 +49,39 @@ export function isDrainTimeoutMs(value: unknown): value is number {
   return isSafeIntegerAtLeast(value, 0) && value <= MAX_DRAIN_TIMEOUT_MS;
 }
 
+/** A plain object (no Proxy) whose own keys are agent ids, each an own data property holding a safe integer ≥ 1. */
 function isAgentLimits(value: unknown): value is Record<string, number> {
-  if (!isPlainObject(value)) return false;
-  return Reflect.ownKeys(value).every(
-    (key) => isValidId(key) && isSafeIntegerAtLeast(Object.getOwnPropertyDescriptor(value, key)?.value, 1),
-  );
+  if (readOwnData(value, []) === null) return false;
+  return Reflect.ownKeys(value as object).every((key) => {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    return isValidId(key) && descriptor !== undefined && 'value' in descriptor && isSafeIntegerAtLeast(descriptor.value, 1);
+  });
 }
 
-const present = (_: object, value: unknown) => value !== undefined;
-const rule = (name: string, test: (value: unknown) => boolean) =>
-  ValidateBy({ name, validator: { validate: test, defaultMessage: () => name } });
+/** The rules of spec 01 §2, one per option; `undefined` means "take the default". */
+const CONFIG_RULES: OptionRules<keyof AdmissionConfig> = {
+  globalLimit: integerIn(1),
+  defaultAgentLimit: integerIn(1),
+  agentLimits: isAgentLimits,
+  overflow: oneOf('reject', 'queue'),
+  maxQueue: integerIn(0),
+  defaultQueueTimeoutMs: isTimeoutMs,
+  drainTimeoutMs: isDrainTimeoutMs,
+};
 
-/**
- * The rules of spec 01 §2 as a class-validator schema. The controller and the Nest module both
- * validate with it, so the two can never disagree; `undefined` means "take the default".
- */
-export class AdmissionConfigSchema {
-  @ValidateIf(present) @rule('positiveSafeInteger', (v) => isSafeIntegerAtLeast(v, 1))
-  globalLimit?: unknown;
-
-  @ValidateIf(present) @rule('positiveSafeInteger', (v) => isSafeIntegerAtLeast(v, 1))
-  defaultAgentLimit?: unknown;
-
-  @ValidateIf(present) @rule('agentLimits', isAgentLimits)
-  agentLimits?: unknown;
-
-  @ValidateIf(present) @IsIn(['reject', 'queue'])
-  overflow?: unknown;
-
-  @ValidateIf(present) @rule('nonNegativeSafeInteger', (v) => isSafeIntegerAtLeast(v, 0))
-  maxQueue?: unknown;
-
-  @ValidateIf(present) @rule('timeoutMs', isTimeoutMs)
-  defaultQueueTimeoutMs?: unknown;
-
-  @ValidateIf(present) @rule('drainTimeoutMs', isDrainTimeoutMs)
-  drainTimeoutMs?: unknown;
-}
-
-const CONFIG_FIELDS = [
-  'globalLimit',
-  'defaultAgentLimit',
-  'agentLimits',
-  'overflow',
-  'maxQueue',
-  'defaultQueueTimeoutMs',
-  'drainTimeoutMs',
-] as const;
-
-/**
- * Names of the options that break the rules, in declaration order; `['config']` when the value is
- * not a plain object. Empty when the configuration is valid.
- */
-export function invalidAdmissionConfigFields(config: unknown): string[] {
-  if (config === undefined) return [];
-  try {
-    return invalidFieldsOfObject(config);
-  } catch {
-    // a hostile value (a throwing proxy trap) is simply not a valid configuration
-    return ['config'];
-  }
-}
-
-function invalidFieldsOfObject(config: unknown): string[] {
-  if (!isPlainObject(config)) return ['config'];
-  const schema = new AdmissionConfigSchema() as Record<string, unknown>;
-  for (const field of CONFIG_FIELDS) {
-    // own data only: a getter or a prototype must not feed the controller a value it did not validate
-    const descriptor = Object.getOwnPropertyDescriptor(config, field);
-    schema[field] = descriptor && 'value' in descriptor ? descriptor.value : descriptor ? null : undefined;
-  }
-  const failed = new Set(validateSync(schema).map((error) => error.property));
-  return CONFIG_FIELDS.filter((field) => failed.has(field));
-}
-
-/** Validates `config` and applies the defaults; throws `invalid_admission_control_config`. */
+/** Validates `config` (unknown keys ignored) and applies the defaults; throws `invalid_admission_control_config`. */
 export function resolveAdmissionConfig(config?: AdmissionConfig): ResolvedAdmissionConfig {
-  const invalid = invalidAdmissionConfigFields(config);
-  if (invalid.length > 0) {
-    throw new AdmissionError('invalid_admission_control_config', { field: invalid[0], fields: invalid });
-  }
-  const c = ownData(config);
+  const read = readOptions(config, CONFIG_RULES, { name: 'config', unknownKeys: 'ignore' });
+  if (!read.ok) throw new AdmissionError('invalid_admission_control_config', optionFailureDetails(read.fields));
+  const c = read.values as Partial<AdmissionConfig>;
   const timeout = c.defaultQueueTimeoutMs ?? 30_000;
   return Object.freeze({
     globalLimit: c.globalLimit ?? 1024,
     defaultAgentLimit: c.defaultAgentLimit ?? 64,
-    agentLimits: new Map(Object.entries(ownData(c.agentLimits)) as Array<[string, number]>),
+    agentLimits: new Map(Object.entries(c.agentLimits ?? {})),
     overflow: c.overflow ?? 'reject',
     maxQueue: c.maxQueue ?? 1024,
     defaultQueueTimeoutMs: timeout === 'infinity' ? Infinity : timeout,
     drainTimeoutMs: c.drainTimeoutMs ?? 30_000,
   });
-}
-
-/** A null-prototype copy holding only own enumerable data properties (already validated). */
-function ownData<T extends object>(value: T | undefined): Partial<T> {
-  const copy = Object.create(null) as Record<string, unknown>;
-  if (value === undefined) return copy as Partial<T>;
-  for (const key of Object.keys(value)) copy[key] = Object.getOwnPropertyDescriptor(value, key)?.value;
-  return copy as Partial<T>;
 }

@@ -7,7 +7,7 @@ function codeOf(fn: () => unknown): unknown {
     fn();
     return 'ok';
   } catch (error) {
-    return LedgerError.isLedgerError(error) ? [error.code, error.details?.argument] : error;
+    return LedgerError.isLedgerError(error) ? [error.code, error.details?.field] : error;
   }
 }
 

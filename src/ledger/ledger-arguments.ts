@@ -1,7 +1,7 @@
-import { types } from 'node:util';
 import { canonicalJson, measure } from '../json';
 import { isValidId } from '../shared/id-rule';
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { readOwnData } from '../shared/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { MAX_LEASE_MS } from './ledger-options';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 
@@ -11,7 +11,7 @@ const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
 
 /** `invalid_<operation>_arguments` naming the argument. */
 export function invalidArgument(operation: LedgerOperation, argument: string): LedgerError {
-  return new LedgerError(`invalid_${operation}_arguments`, { argument });
+  return new LedgerError(`invalid_${operation}_arguments`, { field: argument });
 }
 
 
@@ -32,22 +32,15 @@ export function leaseMs(operation: LedgerOperation, value: unknown): number {
 }
 
 /**
- * The own data properties of a call's options object, refusing anything else (`undefined` is an
- * empty object). Unknown keys are refused so that a misspelt `now` never silently becomes the
- * database clock.
+ * The own data properties of a call's options object through the shared reader, refusing anything
+ * else as a whole (`undefined` is an empty object). Unknown keys are refused so that a misspelt `now`
+ * never silently becomes the database clock.
  */
 export function callOptions(operation: LedgerOperation, options: unknown, allowed: readonly string[], argument = 'options'): Record<string, unknown> {
   if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || types.isProxy(options) || !isPlainObject(options)) {
-    throw invalidArgument(operation, argument);
-  }
-  const values: Record<string, unknown> = Object.create(null);
-  for (const key of Reflect.ownKeys(options)) {
-    const descriptor = Object.getOwnPropertyDescriptor(options, key);
-    if (typeof key !== 'string' || !allowed.includes(key) || !descriptor || !('value' in descriptor)) throw invalidArgument(operation, argument);
-    values[key] = descriptor.value;
-  }
-  return values;
+  const own = readOwnData(options, allowed);
+  if (own === null || own.unknown.length > 0 || own.accessors.length > 0) throw invalidArgument(operation, argument);
+  return own.values as Record<string, unknown>;
 }
 
 /** An explicit `now` (non-negative safe integer), or `null` for the database clock. */

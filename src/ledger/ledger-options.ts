@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { IsBoolean, ValidateBy, ValidateIf, validateSync } from 'class-validator';
 import { isPostgresIdentifier } from '../database/table-spec';
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
+import { integerIn, isBoolean, isFunction } from '../shared/option-rules';
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './ledger.schema';
 import { LedgerError } from './ledger.errors';
 import { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';
@@ -51,79 +51,26 @@ export const MAX_DOCUMENT_BYTES_LIMIT = 2 ** 28 - 1;
 export const MAX_CONNECT_RETRIES = 10;
 export const INSTANCE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const present = (_: object, value: unknown) => value !== undefined;
-const rule = (name: string, test: (value: unknown) => boolean) => ValidateBy({ name, validator: { validate: test, defaultMessage: () => name } });
-
-/** The rules of spec 04 §8 as a class-validator schema; `undefined` means "take the default". */
-export class LedgerOptionsSchema {
-  @ValidateIf(present) @rule('postgresIdentifier', isPostgresIdentifier)
-  schema?: unknown;
-
-  @ValidateIf(present) @rule('ledgerTableName', isLedgerTableName)
-  tableName?: unknown;
-
-  @ValidateIf(present) @rule('instanceId', (v) => typeof v === 'string' && INSTANCE_ID.test(v))
-  instanceId?: unknown;
-
-  @ValidateIf(present) @rule('leaseMs', (v) => isSafeIntegerAtLeast(v, 1) && v <= MAX_LEASE_MS)
-  defaultLeaseMs?: unknown;
-
-  @ValidateIf(present) @rule('documentBytes', (v) => isSafeIntegerAtLeast(v, 1) && v <= MAX_DOCUMENT_BYTES_LIMIT)
-  maxDocumentBytes?: unknown;
-
-  @ValidateIf(present) @rule('connectRetries', (v) => isSafeIntegerAtLeast(v, 0) && v <= MAX_CONNECT_RETRIES)
-  connectRetries?: unknown;
-
-  @ValidateIf(present) @IsBoolean()
-  requireSynchronousStandby?: unknown;
-
-  @ValidateIf(present) @rule('function', (v) => typeof v === 'function')
-  sanitizeTerminalOutcome?: unknown;
-}
-
-const OPTION_NAMES = [
-  'schema',
-  'tableName',
-  'instanceId',
-  'defaultLeaseMs',
-  'maxDocumentBytes',
-  'connectRetries',
-  'requireSynchronousStandby',
-  'sanitizeTerminalOutcome',
-] as const;
-const KNOWN = new Set<string>(OPTION_NAMES);
+/** The rules of spec 04 §8, one per option; `undefined` means "take the default". */
+const LEDGER_OPTION_RULES: OptionRules<keyof InvocationLedgerOptions> = {
+  schema: isPostgresIdentifier,
+  tableName: isLedgerTableName,
+  instanceId: (v) => typeof v === 'string' && INSTANCE_ID.test(v),
+  defaultLeaseMs: integerIn(1, MAX_LEASE_MS),
+  maxDocumentBytes: integerIn(1, MAX_DOCUMENT_BYTES_LIMIT),
+  connectRetries: integerIn(0, MAX_CONNECT_RETRIES),
+  requireSynchronousStandby: isBoolean,
+  sanitizeTerminalOutcome: isFunction,
+};
 
 /**
- * Names of the options that break the rules, in declaration order: `'options'` when the value is
- * not a plain object, `'unknown'` for keys the ledger does not know. Empty when valid.
+ * Validates `options` (unknown keys refused) and applies the defaults; throws
+ * `invalid_ledger_options` with `{field}` or sorted `{fields}`.
  */
-export function invalidLedgerOptions(options: unknown, extraKeys: readonly string[] = []): string[] {
-  if (options === undefined) return [];
-  try {
-    if (!isPlainObject(options)) return ['options'];
-    const keys = Reflect.ownKeys(options);
-    const unknown = keys.some((key) => typeof key !== 'string' || (!KNOWN.has(key) && !extraKeys.includes(key)));
-    const schema = new LedgerOptionsSchema() as Record<string, unknown>;
-    const getters: string[] = [];
-    for (const name of OPTION_NAMES) {
-      // own data only: a getter must not feed the ledger a value it did not validate
-      const descriptor = Object.getOwnPropertyDescriptor(options, name);
-      if (descriptor && !('value' in descriptor)) getters.push(name);
-      schema[name] = descriptor && 'value' in descriptor ? descriptor.value : undefined;
-    }
-    const failed = new Set([...validateSync(schema).map((error) => error.property), ...getters]);
-    return [...OPTION_NAMES.filter((name) => failed.has(name)), ...(unknown ? ['unknown'] : [])];
-  } catch {
-    // a hostile value (a throwing proxy trap) is simply not valid options
-    return ['options'];
-  }
-}
-
-/** Validates `options` and applies the defaults; throws `invalid_ledger_options` naming the bad options. */
 export function resolveLedgerOptions(options: unknown): ResolvedLedgerOptions {
-  const invalid = invalidLedgerOptions(options);
-  if (invalid.length > 0) throw new LedgerError('invalid_ledger_options', { option: invalid[0], options: invalid });
-  const o = (options ?? {}) as InvocationLedgerOptions;
+  const read = readOptions(options, LEDGER_OPTION_RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw new LedgerError('invalid_ledger_options', optionFailureDetails(read.fields));
+  const o = read.values as InvocationLedgerOptions;
   return Object.freeze({
     schema: o.schema ?? null,
     tableName: o.tableName ?? DEFAULT_LEDGER_TABLE,

@@ -2,11 +2,11 @@ import { LedgerError } from './ledger.errors';
 
 describe('LedgerError', () => {
   it('carries its code and frozen details, and names itself', () => {
-    const error = new LedgerError('invalid_claim_arguments', { argument: 'leaseMs' });
+    const error = new LedgerError('invalid_claim_arguments', { field: 'leaseMs' });
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe('LedgerError');
     expect(error.code).toBe('invalid_claim_arguments');
-    expect(error.details).toEqual({ argument: 'leaseMs' });
+    expect(error.details).toEqual({ field: 'leaseMs' });
     expect(Object.isFrozen(error.details)).toBe(true);
   });
 

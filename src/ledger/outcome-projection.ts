@@ -1,4 +1,4 @@
-import { types } from 'node:util';
+import { readOwnData } from '../shared/option-reader';
 
 /** Projection of a `failed` or `cancelled` outcome before it is stored (option `sanitizeTerminalOutcome`). */
 export type SanitizeTerminalOutcome = (phase: 'failed' | 'cancelled', outcome: unknown) => unknown;
@@ -22,17 +22,11 @@ export function defaultSanitizeTerminalOutcome(_phase: 'failed' | 'cancelled', o
 }
 
 function reasonOf(outcome: unknown): string {
-  if (typeof outcome !== 'object' || outcome === null || types.isProxy(outcome) || Array.isArray(outcome)) return 'unspecified';
-  try {
-    const proto = Object.getPrototypeOf(outcome);
-    if (proto !== Object.prototype && proto !== null) return 'unspecified';
-    for (const key of REASON_KEYS) {
-      const descriptor = Object.getOwnPropertyDescriptor(outcome, key);
-      const value: unknown = descriptor && 'value' in descriptor ? descriptor.value : undefined;
-      if (typeof value === 'string' && REASON_CODE.test(value)) return value;
-    }
-  } catch {
-    // a revoked proxy or a throwing trap: nothing trustworthy to keep
+  const own = readOwnData(outcome, REASON_KEYS);
+  if (own === null) return 'unspecified';
+  for (const key of REASON_KEYS) {
+    const value = own.values[key];
+    if (typeof value === 'string' && REASON_CODE.test(value)) return value;
   }
   return 'unspecified';
 }

@@ -1,6 +1,6 @@
-import { types } from 'node:util';
 import { systemClock, type Clock } from '../shared/clock';
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { readOwnData } from '../shared/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { sha256Hex } from '../shared/sha256';
 import { uuidV7 } from '../shared/uuid-v7';
 import { canonicalJson } from '../json';
@@ -128,16 +128,9 @@ const REASONS_BY_OPERATION: Readonly<Record<PolicyOperation, { kind: PolicyBudge
  * `null` otherwise. Runs no getter and no trap.
  */
 function exactRecord<K extends string>(value: unknown, keys: readonly K[]): Record<K, unknown> | null {
-  if (typeof value !== 'object' || value === null || types.isProxy(value) || !isPlainObject(value)) return null;
-  const own = Reflect.ownKeys(value);
-  if (own.length !== keys.length) return null;
-  const record = Object.create(null) as Record<K, unknown>;
-  for (const key of keys) {
-    const descriptor = Object.getOwnPropertyDescriptor(value, key);
-    if (descriptor === undefined || !('value' in descriptor)) return null;
-    record[key] = descriptor.value;
-  }
-  return record;
+  const own = readOwnData(value, keys);
+  if (own === null || own.unknown.length > 0 || own.accessors.length > 0) return null;
+  return keys.every((key) => key in own.values) ? (own.values as Record<K, unknown>) : null;
 }
 
 function isOperation(value: unknown): value is PolicyOperation {

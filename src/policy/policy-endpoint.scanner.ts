@@ -28,8 +28,8 @@ export class PolicyEndpointScanner implements OnModuleInit {
   private check(handler: object): void {
     const agent = this.reflector.get<AgentEndpointOptions | undefined>(AGENT_ENDPOINT, handler as () => void);
     const tool = this.reflector.get<ToolEndpointOptions | undefined>(TOOL_ENDPOINT, handler as () => void);
-    if (agent && tool) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { option: 'endpoint' });
-    if (agent && !isValidSubject(agent.agent)) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { option: 'agent' });
-    if (tool && !isValidSubject(tool.tool)) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { option: 'tool' });
+    if (agent && tool) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { field: 'endpoint' });
+    if (agent && !isValidSubject(agent.agent)) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { field: 'agent' });
+    if (tool && !isValidSubject(tool.tool)) throw new RuntimePolicyError('invalid_runtime_policy_module_options', { field: 'tool' });
   }
 }

@@ -1,11 +1,22 @@
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
+import { integerIn, isNonEmptyString, oneOf } from '../shared/option-rules';
 import { RuntimePolicy } from './runtime-policy';
 import type { RuntimePolicyModuleOptions } from './runtime-policy.constants';
 import { RuntimePolicyError } from './runtime-policy.errors';
 
-const KNOWN = new Set(['policy', 'auditLog', 'auditDecisions', 'auditTimeoutMs', 'dataSourceName']);
+const isAuditSinkOption = (value: unknown): boolean =>
+  value === 'postgres' || (typeof value === 'object' && value !== null && typeof (value as { record?: unknown }).record === 'function');
 
-const invalid = (option: string) => new RuntimePolicyError('invalid_runtime_policy_module_options', { option });
+/** The rules of spec 02 §8; `policy` is required and compiled after the other options pass. */
+const MODULE_OPTION_RULES: OptionRules<keyof RuntimePolicyModuleOptions> = {
+  policy: () => true,
+  auditLog: isAuditSinkOption,
+  auditDecisions: oneOf('deny', 'all'),
+  auditTimeoutMs: integerIn(1, 60_000),
+  dataSourceName: isNonEmptyString,
+};
+
+const invalid = (fields: readonly string[]) => new RuntimePolicyError('invalid_runtime_policy_module_options', optionFailureDetails(fields));
 
 /** Validated module options with defaults; `policy` is always a compiled, valid policy. */
 export interface ResolvedRuntimePolicyModuleOptions {
@@ -18,20 +29,13 @@ export interface ResolvedRuntimePolicyModuleOptions {
 
 /**
  * Validates the module options (unknown keys and bad values → `invalid_runtime_policy_module_options`
- * with `details.option`) and compiles a policy spec; a compile error propagates as is.
+ * with `{field}` or sorted `{fields}`) and compiles a policy spec; a compile error propagates as is.
  */
 export function resolveRuntimePolicyModuleOptions(options: unknown): ResolvedRuntimePolicyModuleOptions {
-  if (!isPlainObject(options)) throw invalid('options');
-  const unknown = Object.keys(options).find((key) => !KNOWN.has(key));
-  if (unknown !== undefined) throw invalid(unknown);
-  const { policy, auditLog, auditDecisions, auditTimeoutMs, dataSourceName } = options as Partial<RuntimePolicyModuleOptions>;
-  if (auditLog !== undefined && auditLog !== 'postgres' && !(typeof auditLog === 'object' && auditLog !== null && typeof auditLog.record === 'function')) {
-    throw invalid('auditLog');
-  }
-  if (auditDecisions !== undefined && auditDecisions !== 'deny' && auditDecisions !== 'all') throw invalid('auditDecisions');
-  if (auditTimeoutMs !== undefined && !(isSafeIntegerAtLeast(auditTimeoutMs, 1) && auditTimeoutMs <= 60_000)) throw invalid('auditTimeoutMs');
-  if (dataSourceName !== undefined && (typeof dataSourceName !== 'string' || dataSourceName.length === 0)) throw invalid('dataSourceName');
-  if (policy === undefined) throw invalid('policy');
+  const read = readOptions(options ?? null, MODULE_OPTION_RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw invalid(read.fields);
+  const { policy, auditLog, auditDecisions, auditTimeoutMs, dataSourceName } = read.values as Partial<RuntimePolicyModuleOptions>;
+  if (policy === undefined) throw invalid(['policy']);
   return Object.freeze({
     policy: compiled(policy),
     auditLog,
@@ -44,6 +48,6 @@ export function resolveRuntimePolicyModuleOptions(options: unknown): ResolvedRun
 function compiled(policy: unknown): RuntimePolicy {
   if (RuntimePolicy.isRuntimePolicy(policy)) return policy;
   // a look-alike (or a detached prototype) describes itself as invalid: refuse it rather than compile it
-  if (typeof policy === 'object' && policy !== null && policy instanceof RuntimePolicy) throw invalid('policy');
+  if (typeof policy === 'object' && policy !== null && policy instanceof RuntimePolicy) throw invalid(['policy']);
   return RuntimePolicy.compile(policy as never);
 }

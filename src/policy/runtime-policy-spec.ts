@@ -1,5 +1,6 @@
 import { types } from 'node:util';
-import { isPlainObject, isSafeIntegerAtLeast } from '../shared/plain-object';
+import { readOwnData } from '../shared/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/plain-object';
 import { sha256Hex } from '../shared/sha256';
 import { canonicalJson } from '../json';
 import { isValidId } from '../shared/id-rule';
@@ -54,26 +55,26 @@ export interface CompiledPolicySpec {
 export const DEFAULT_MAX_ARGUMENT_BYTES = 65_536;
 export const DEFAULT_MAX_CONTENT_BYTES = 1_048_576;
 
-const SPEC_KEYS: ReadonlySet<string> = new Set(['id', 'agents', 'tools', 'maxArgumentBytes', 'maxContentBytes']);
-const RULE_KEYS: ReadonlySet<string> = new Set(['allow', 'deny']);
+const SPEC_KEYS = ['id', 'agents', 'tools', 'maxArgumentBytes', 'maxContentBytes'] as const;
+const RULE_KEYS = ['allow', 'deny'] as const;
 
 /** Marks an accessor property: its getter is never run, and the value counts as invalid. */
 const ACCESSOR: unique symbol = Symbol('accessor');
 
-/** True for a plain object that is not a Proxy; asks without running a trap. */
-function isPlainRecord(value: unknown): value is object {
-  return typeof value === 'object' && value !== null && !types.isProxy(value) && isPlainObject(value);
+/** The shared reader's view of `value` with accessors as {@link ACCESSOR}; `null` unless a plain object. */
+function ownFields<K extends string>(value: unknown, known: readonly K[]): { values: Record<K, unknown>; unknown: boolean } | null {
+  const own = readOwnData(value, known);
+  if (own === null) return null;
+  const values = { ...own.values } as Record<K, unknown>;
+  for (const key of own.accessors) values[key] = ACCESSOR;
+  return { values, unknown: own.unknown.length > 0 };
 }
 
-/** An own data property's value; `undefined` when absent; {@link ACCESSOR} for a getter or setter. */
-function ownValue(object: object, key: string | number): unknown {
-  const descriptor = Object.getOwnPropertyDescriptor(object, key);
+/** An array element's own data value; {@link ACCESSOR} for a getter or setter. */
+function ownElement(array: readonly unknown[], index: number): unknown {
+  const descriptor = Object.getOwnPropertyDescriptor(array, index);
   if (descriptor === undefined) return undefined;
   return 'value' in descriptor ? descriptor.value : ACCESSOR;
-}
-
-function onlyKeys(object: object, allowed: ReadonlySet<string>): boolean {
-  return Reflect.ownKeys(object).every((key) => typeof key === 'string' && allowed.has(key));
 }
 
 /** `'all'`, or the de-duplicated names sorted by UTF-16 code units; `null` when invalid. */
@@ -84,7 +85,7 @@ function normalizeSelector(value: unknown): NormalizedSelector | null {
   if (Object.getPrototypeOf(value) !== Array.prototype) return null;
   const names = new Set<string>();
   for (let index = 0; index < value.length; index++) {
-    const name = ownValue(value, index);
+    const name = ownElement(value, index);
     if (!isValidSubject(name)) return null;
     names.add(name);
   }
@@ -94,11 +95,12 @@ function normalizeSelector(value: unknown): NormalizedSelector | null {
 function normalizeRules(value: unknown, kind: 'agents' | 'tools'): NormalizedRules {
   const fail = (code: RuntimePolicyCompileErrorCode) => new RuntimePolicyError(code, { kind });
   if (value === undefined) return Object.freeze({ allow: Object.freeze([]), deny: Object.freeze([]) });
-  if (!isPlainRecord(value)) throw fail('invalid_runtime_policy_rules');
-  if (!onlyKeys(value, RULE_KEYS)) throw fail('unsupported_runtime_policy_rules');
-  const allow = normalizeSelector(ownValue(value, 'allow'));
+  const rules = ownFields(value, RULE_KEYS);
+  if (rules === null) throw fail('invalid_runtime_policy_rules');
+  if (rules.unknown) throw fail('unsupported_runtime_policy_rules');
+  const allow = normalizeSelector(rules.values.allow);
   if (allow === null) throw fail('invalid_runtime_policy_allow');
-  const deny = normalizeSelector(ownValue(value, 'deny'));
+  const deny = normalizeSelector(rules.values.deny);
   if (deny === null) throw fail('invalid_runtime_policy_deny');
   return Object.freeze({ allow, deny });
 }
@@ -121,13 +123,14 @@ const compileRules = (rules: NormalizedRules): CompiledRules =>
  * Reads own data properties only: getters and Proxy traps never run, and an accessor is invalid.
  */
 export function compilePolicySpec(spec: unknown): CompiledPolicySpec {
-  if (!isPlainRecord(spec)) throw new RuntimePolicyError('invalid_runtime_policy');
-  if (!onlyKeys(spec, SPEC_KEYS)) throw new RuntimePolicyError('unsupported_runtime_policy_options');
-  const agents = normalizeRules(ownValue(spec, 'agents'), 'agents');
-  const tools = normalizeRules(ownValue(spec, 'tools'), 'tools');
-  const maxArgumentBytes = limitOf(ownValue(spec, 'maxArgumentBytes'), DEFAULT_MAX_ARGUMENT_BYTES, 'invalid_max_argument_bytes');
-  const maxContentBytes = limitOf(ownValue(spec, 'maxContentBytes'), DEFAULT_MAX_CONTENT_BYTES, 'invalid_max_content_bytes');
-  const givenId = ownValue(spec, 'id');
+  const own = ownFields(spec, SPEC_KEYS);
+  if (own === null) throw new RuntimePolicyError('invalid_runtime_policy');
+  if (own.unknown) throw new RuntimePolicyError('unsupported_runtime_policy_options');
+  const agents = normalizeRules(own.values.agents, 'agents');
+  const tools = normalizeRules(own.values.tools, 'tools');
+  const maxArgumentBytes = limitOf(own.values.maxArgumentBytes, DEFAULT_MAX_ARGUMENT_BYTES, 'invalid_max_argument_bytes');
+  const maxContentBytes = limitOf(own.values.maxContentBytes, DEFAULT_MAX_CONTENT_BYTES, 'invalid_max_content_bytes');
+  const givenId = own.values.id;
   if (givenId !== undefined && !isValidId(givenId, MAX_POLICY_ID_BYTES)) {
     throw new RuntimePolicyError('invalid_runtime_policy_id');
   }

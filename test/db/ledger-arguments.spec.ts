@@ -9,7 +9,7 @@ const withGetter = Object.defineProperty({}, 'leaseMs', { get: () => 10, enumera
 
 type Call = (ledger: InvocationLedger) => Promise<unknown>;
 
-/** Every malformed argument of every operation, with the code and `details.argument` it must give. */
+/** Every malformed argument of every operation, with the code and `details.field` it must give. */
 const CASES: Array<[string, Call, string, string]> = [
   ['empty id', (l) => l.get(''), 'invalid_get_arguments', 'id'],
   ['id of 257 bytes', (l) => l.get('é'.repeat(128) + 'x'), 'invalid_get_arguments', 'id'],
@@ -62,9 +62,9 @@ describe('§5 arguments', () => {
     await harness.close();
   });
 
-  it.each(CASES)('%s is refused with its operation code and details.argument', async (_name, call, code, argument) => {
-    const error = await ledgerError(call(ledger), code as never, { argument });
-    expect(error.message).toBe(`${code} {"argument":"${argument}"}`);
+  it.each(CASES)('%s is refused with its operation code and details.field', async (_name, call, code, argument) => {
+    const error = await ledgerError(call(ledger), code as never, { field: argument });
+    expect(error.message).toBe(`${code} {"field":"${argument}"}`);
   });
 
   it('malformed input never breaks the ledger: it keeps serving, and nothing was written', async () => {

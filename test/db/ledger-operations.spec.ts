@@ -196,7 +196,7 @@ describe('§5 operations', () => {
         },
       });
       const { ownerToken } = await claimed(ledger);
-      await ledgerError(ledger.finish('inv', ownerToken, 'failed', { explode: true }, undefined, { now: T + 1 }), 'invalid_finish_arguments', { argument: 'outcome' });
+      await ledgerError(ledger.finish('inv', ownerToken, 'failed', { explode: true }, undefined, { now: T + 1 }), 'invalid_finish_arguments', { field: 'outcome' });
       expect(await ledger.finish('inv', ownerToken, 'cancelled', { keep: 7, drop: 'x' }, undefined, { now: T + 1 })).toMatchObject({ outcome: { kept: 7 } });
       expect(seen).toEqual(['failed', 'cancelled']);
     });

@@ -150,6 +150,6 @@ describe('§1 start-up validation of the ledger table', () => {
   it('an initialised Postgres DataSource is required (invalid_ledger_options naming dataSource)', async () => {
     const dataSource = await h().dataSource();
     await dataSource.destroy();
-    await ledgerError(h().ledger({}, {}, dataSource), 'invalid_ledger_options', { option: 'dataSource', options: ['dataSource'] });
+    await ledgerError(h().ledger({}, {}, dataSource), 'invalid_ledger_options', { field: 'dataSource' });
   });
 });

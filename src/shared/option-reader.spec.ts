@@ -1,0 +1,78 @@
+import { optionFailureDetails, readOptions, readOwnData } from './option-reader';
+import { integerIn, oneOf } from './option-rules';
+
+const rules = { limit: integerIn(1), mode: oneOf('a', 'b') };
+const refuse = { name: 'options', unknownKeys: 'refuse' } as const;
+const ignore = { name: 'options', unknownKeys: 'ignore' } as const;
+
+describe('readOwnData', () => {
+  it('reads own data properties of the known keys into a null-prototype record', () => {
+    const own = readOwnData({ limit: 2, other: 1 }, ['limit', 'mode']);
+    expect(own?.values).toEqual({ limit: 2 });
+    expect(Object.getPrototypeOf(own?.values)).toBeNull();
+    expect(own?.unknown).toEqual(['other']);
+  });
+
+  it('never calls a getter: the key is reported as an accessor', () => {
+    const getter = jest.fn(() => 3);
+    const own = readOwnData(Object.defineProperty({}, 'limit', { get: getter, enumerable: true }), ['limit']);
+    expect(own?.accessors).toEqual(['limit']);
+    expect(getter).not.toHaveBeenCalled();
+  });
+
+  it('ignores the prototype chain', () => {
+    const inherited = Object.create({ limit: 5 }) as object;
+    expect(readOwnData(inherited, ['limit'])).toBeNull();
+    expect(readOwnData(Object.assign(Object.create(null), { limit: 5 }), ['limit'])?.values).toEqual({ limit: 5 });
+  });
+
+  it('refuses proxies without running a trap, and non-plain objects', () => {
+    const trap = jest.fn();
+    const proxy = new Proxy({ limit: 1 }, { ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap });
+    expect(readOwnData(proxy, ['limit'])).toBeNull();
+    expect(trap).not.toHaveBeenCalled();
+    for (const value of [null, 1, 'x', [], new Map(), new (class Options {})(), () => 1]) expect(readOwnData(value, ['limit'])).toBeNull();
+  });
+
+  it('names unknown keys only when they are identifiers; symbols and odd names are "unknown"', () => {
+    const own = readOwnData({ good_name: 1, 'bad\nname': 2, [Symbol('s')]: 3, zeta: 4 }, []);
+    expect(own?.unknown).toEqual(['good_name', 'unknown', 'zeta']);
+  });
+});
+
+describe('readOptions', () => {
+  it('takes undefined, and undefined values, as "not given"', () => {
+    expect(readOptions(undefined, rules, refuse)).toEqual({ ok: true, values: {} });
+    expect(readOptions({ limit: undefined }, rules, refuse)).toEqual({ ok: true, values: {} });
+  });
+
+  it('returns the values that pass their rules', () => {
+    expect(readOptions({ limit: 3, mode: 'b' }, rules, refuse)).toEqual({ ok: true, values: { limit: 3, mode: 'b' } });
+  });
+
+  it('reports every failing field, sorted', () => {
+    expect(readOptions({ mode: 'c', limit: 0 }, rules, refuse)).toEqual({ ok: false, fields: ['limit', 'mode'] });
+  });
+
+  it('refuses or ignores unknown keys as the caller chooses', () => {
+    expect(readOptions({ limit: 1, extra: true }, rules, refuse)).toEqual({ ok: false, fields: ['extra'] });
+    expect(readOptions({ limit: 1, extra: true }, rules, ignore)).toEqual({ ok: true, values: { limit: 1 } });
+  });
+
+  it('reports an accessor as a failure of its field', () => {
+    const options = Object.defineProperty({ mode: 'a' }, 'limit', { get: () => 1, enumerable: true });
+    expect(readOptions(options, rules, ignore)).toEqual({ ok: false, fields: ['limit'] });
+  });
+
+  it('reports an unusable value under the given name', () => {
+    expect(readOptions(new Proxy({}, {}), rules, { name: 'config', unknownKeys: 'ignore' })).toEqual({ ok: false, fields: ['config'] });
+    expect(readOptions(null, rules, refuse)).toEqual({ ok: false, fields: ['options'] });
+  });
+});
+
+describe('optionFailureDetails', () => {
+  it('is {field} for one failure and sorted {fields} for several', () => {
+    expect(optionFailureDetails(['limit'])).toEqual({ field: 'limit' });
+    expect(optionFailureDetails(['mode', 'limit'])).toEqual({ fields: ['limit', 'mode'] });
+  });
+});
