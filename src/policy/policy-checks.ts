@@ -1,7 +1,7 @@
 import { JsonError, measure, measureContent, type MeasureResult } from '../json';
 import { INVALID_SUBJECT } from './policy-decision';
 import { isValidSubject } from './policy-name';
-import type { CompiledPolicySpec, CompiledRules, CompiledSelector } from './runtime-policy-spec';
+import type { CompiledPolicySpec, CompiledRules, CompiledSelector } from './runtime-policy-compiler';
 import type { PolicyBudgetKind, PolicyOperation, PolicyReason } from './runtime-policy.types';
 
 /** What distinguishes `checkAgent`, `checkTool` and `checkContent` (spec 02 §4, first table). */

@@ -4,7 +4,7 @@ import { canonicalJson, measure, measureContent } from './policy-json';
 import { isPolicyDecision, verifyDecisionDigest } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError } from './runtime-policy.errors';
-import type { RuntimePolicySpec } from './runtime-policy-spec';
+import type { RuntimePolicySpec } from './runtime-policy-compiler';
 import type { PolicyDecision } from './runtime-policy.types';
 import { DECISION_KEYS } from './testing/decision-fixtures';
 

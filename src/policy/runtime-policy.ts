@@ -4,7 +4,7 @@ import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';
 import { buildDecision, INVALID_POLICY_FINGERPRINT, INVALID_POLICY_ID, INVALID_SUBJECT } from './policy-decision';
 import { isValidSubject } from './policy-name';
-import { compilePolicySpec, type CompiledPolicySpec, type RuntimePolicySpec } from './runtime-policy-spec';
+import { compilePolicySpec, type CompiledPolicySpec, type RuntimePolicySpec } from './runtime-policy-compiler';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {
   InvalidRuntimePolicyDescription,

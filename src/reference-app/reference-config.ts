@@ -1,5 +1,5 @@
 import type { AdmissionConfig } from '../admission/admission-config';
-import type { RuntimePolicySpec } from '../policy/runtime-policy-spec';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 
 /**
  * Admission settings of the reference service, from the environment: small limits so that

@@ -3,7 +3,7 @@ import { sha256Hex } from '../shared/sha256';
 import { canonicalJson } from '../json';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError, type RuntimePolicyErrorCode } from './runtime-policy.errors';
-import type { RuntimePolicySpec } from './runtime-policy-spec';
+import type { RuntimePolicySpec } from './runtime-policy-compiler';
 
 function compileError(spec: unknown): RuntimePolicyError {
   try {
