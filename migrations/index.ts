@@ -1,8 +1,26 @@
 import { PolicyAuditLog1764400000000 } from './1764400000000-policy-audit-log';
 import { InvocationLedger1764500000000 } from './1764500000000-invocation-ledger';
+import { PolicyAuditHeadGuard1764600000000 } from './1764600000000-policy-audit-head-guard';
 
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000];
+
+/** What a migration creates that outlives it: tables and functions in the migrations' schema. */
+export interface MigrationObjects {
+  readonly tables?: readonly string[];
+  readonly functions?: readonly string[];
+}
+
+/**
+ * The objects of each migration above, by migration name. Before migrations run, a pending
+ * migration whose objects already exist means its row in the migrations table was deleted: that
+ * is reported as a schema mismatch instead of re-running the migration.
+ */
+export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationObjects>> = Object.freeze({
+  PolicyAuditLog1764400000000: { tables: ['agent_runtime_policy_audit_log', 'agent_runtime_policy_audit_head'], functions: ['agent_runtime_policy_audit_log_append_only'] },
+  InvocationLedger1764500000000: { tables: ['agent_runtime_invocations'] },
+  PolicyAuditHeadGuard1764600000000: { functions: ['agent_runtime_policy_audit_head_guard'] },
+});

@@ -4,6 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { runAgentRuntimeMigrations } from './database/data-source.factory';
 import { openProjectDatabase } from './database/embedded-postgres';
 import { ReferenceAppModule } from './reference-app/reference-app.module';
+import { startupFailureLines } from './reference-app/startup-failure';
+import { useJsonBodyLimits } from './shared/json-depth-limit';
 
 /** Boots the reference service on `DATABASE_URL` or the embedded Postgres in `.data/postgres`. */
 async function main(): Promise<void> {
@@ -12,12 +14,13 @@ async function main(): Promise<void> {
   logger.log(
     database.source === 'env'
       ? 'database: DATABASE_URL'
-      : `database: embedded Postgres on port ${new URL(database.url).port} (${database.source === 'embedded-started' ? 'started, data in .data/postgres' : 'already running'})`,
+      : `database: embedded Postgres on port ${new URL(database.url).port} (${database.source === 'embedded-started' ? `started, data in ${database.dataDir}` : 'already running'})`,
   );
   const applied = await runAgentRuntimeMigrations(database.url);
   logger.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
 
   const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url }), { forceCloseConnections: true });
+  useJsonBodyLimits(app);
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   const base = `http://localhost:${port}`;
@@ -48,6 +51,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`reference service failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  for (const line of startupFailureLines(error)) console.error(line);
   process.exit(1);
 });

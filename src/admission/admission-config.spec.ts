@@ -4,7 +4,7 @@ import type { AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
 import { isValidId } from '../shared/id-rule';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { thrown } from './testing/controller-fixture';
 
 const construct = (config: unknown) => () => new AdmissionController(config as AdmissionConfig, { clock: new ManualClock() });

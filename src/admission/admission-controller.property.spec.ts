@@ -31,7 +31,7 @@ import type { AdmissionConfig } from './admission-config';
 import type { AdmissionRequestOptions } from './admission-request';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 
 // ---- generated scenario -------------------------------------------------------------------------
 

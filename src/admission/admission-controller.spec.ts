@@ -5,7 +5,7 @@ import type { AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { EarlyClock, TimerlessClock, granted, setup, stateOf, thrown } from './testing/controller-fixture';
 
 describe('§5.1 submit', () => {

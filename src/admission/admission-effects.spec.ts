@@ -4,7 +4,7 @@ import { AdmissionController } from './admission-controller';
 import type { AdmissionConfig } from './admission-config';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { granted } from './testing/controller-fixture';
 import { seededRandom } from '../shared/testing/seeded-random';
 

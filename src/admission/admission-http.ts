@@ -1,4 +1,6 @@
-import { HttpException } from '@nestjs/common';
+import type { HttpException } from '@nestjs/common';
+import { AgentRuntimeError } from '../shared/agent-runtime-error';
+import { httpErrorAnswer, httpErrorException, type HttpErrorTable } from '../shared/http-error-mapper';
 import { AdmissionError, type AdmissionErrorCode } from './admission.errors';
 
 /** Body of an admission failure: `{status_code, error, code}`. */
@@ -8,31 +10,19 @@ export interface AdmissionErrorBody {
   readonly code: AdmissionErrorCode;
 }
 
-interface HttpMapping {
-  readonly status: number;
-  readonly retryAfter: boolean;
-}
-
 const CLIENT_CLOSED_REQUEST = 499;
 
-const MAPPING: Partial<Record<AdmissionErrorCode, HttpMapping>> = {
+/** HTTP answers of the admission codes a request can meet (spec 01 §12). */
+export const ADMISSION_HTTP_ERRORS: HttpErrorTable<AdmissionErrorCode> = Object.freeze({
   concurrency_limit_reached: { status: 429, retryAfter: true },
   admission_queue_full: { status: 429, retryAfter: true },
   queue_deadline_exceeded: { status: 503, retryAfter: true },
   deployment_draining: { status: 503, retryAfter: true },
-  cancelled: { status: CLIENT_CLOSED_REQUEST, retryAfter: false },
-  owner_down: { status: CLIENT_CLOSED_REQUEST, retryAfter: false },
-  invalid_agent_id: { status: 400, retryAfter: false },
-  invalid_admission_options: { status: 500, retryAfter: false },
-};
-
-const REASON_PHRASES: Record<number, string> = {
-  400: 'Bad Request',
-  429: 'Too Many Requests',
-  499: 'Client Closed Request',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
+  cancelled: { status: CLIENT_CLOSED_REQUEST },
+  owner_down: { status: CLIENT_CLOSED_REQUEST },
+  invalid_agent_id: { status: 400 },
+  invalid_admission_options: { status: 500 },
+});
 
 /**
  * The HTTP form of an admission failure (spec 01 §12): status, whether `Retry-After: 1` goes with
@@ -40,13 +30,12 @@ const REASON_PHRASES: Record<number, string> = {
  * `invalid_admission_options`, so no foreign error text reaches a client.
  */
 export function admissionFailureResponse(error: unknown): { status: number; retryAfter: boolean; body: AdmissionErrorBody } {
-  const code = error instanceof AdmissionError && MAPPING[error.code] ? error.code : 'invalid_admission_options';
-  const { status, retryAfter } = MAPPING[code] as HttpMapping;
-  return { status, retryAfter, body: Object.freeze({ status_code: status, error: REASON_PHRASES[status], code }) };
+  const mapped = AgentRuntimeError.isAgentRuntimeError(error, AdmissionError) && ADMISSION_HTTP_ERRORS[error.code] ? error : new AdmissionError('invalid_admission_options');
+  return httpErrorAnswer(mapped, ADMISSION_HTTP_ERRORS) as { status: number; retryAfter: boolean; body: AdmissionErrorBody };
 }
 
 /** Throwable `HttpException` of {@link admissionFailureResponse}; the caller sets `Retry-After`. */
 export function admissionHttpException(error: unknown): { exception: HttpException; retryAfter: boolean } {
-  const { status, retryAfter, body } = admissionFailureResponse(error);
-  return { exception: new HttpException(body, status), retryAfter };
+  const answer = admissionFailureResponse(error);
+  return { exception: httpErrorException(answer), retryAfter: answer.retryAfter };
 }

@@ -3,7 +3,7 @@ import type { AdmissionConfig } from './admission-config';
 import { AdmissionError, type AdmissionErrorCode } from './admission.errors';
 import type { AdmissionDecisionEvent, AdmissionOutcome, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { granted } from './testing/controller-fixture';
 import { thrown } from '../shared/testing/thrown';
 

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { finalize, type Observable } from 'rxjs';
 import { AdmissionController } from './admission-controller';
 import { releaseOnce } from './admission-release';
-import { ADMISSION_REQUEST_STATE, type AdmissionRequestState } from './admission.constants';
+import { admissionStateOf } from './admission.constants';
 
 /**
  * Releases the request's permit when the handler's observable completes, errors or is unsubscribed:
@@ -14,10 +14,7 @@ export class AdmissionReleaseInterceptor implements NestInterceptor {
   constructor(private readonly controller: AdmissionController) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const state =
-      context.getType() === 'http'
-        ? context.switchToHttp().getRequest<{ [ADMISSION_REQUEST_STATE]?: AdmissionRequestState }>()[ADMISSION_REQUEST_STATE]
-        : undefined;
+    const state = context.getType() === 'http' ? admissionStateOf(context.switchToHttp().getRequest<object>()) : undefined;
     if (!state || state.interceptorAttached) return next.handle();
     state.interceptorAttached = true;
     return next.handle().pipe(finalize(() => releaseOnce(this.controller, state)));

@@ -3,7 +3,7 @@ import type { AdmissionConfig } from './admission-config';
 import type { AdmissionRequestOptions } from './admission-request';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { setup, thrown } from './testing/controller-fixture';
 
 const forgedSignal = () => Object.create(AbortSignal.prototype) as AbortSignal;

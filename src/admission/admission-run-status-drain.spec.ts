@@ -4,7 +4,7 @@ import type { AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 import { TimerlessClock, granted, setup, stateOf, thrown } from './testing/controller-fixture';
 
 const STATUS_KEYS = ['active', 'available', 'drain_started_at', 'draining', 'global_limit', 'max_queue', 'overflow', 'per_agent', 'queue_length'];

@@ -8,8 +8,21 @@ export const ADMISSION_OPTIONS = Symbol('ADMISSION_OPTIONS');
 /** Metadata key written by `@Admission()`. */
 export const ADMISSION_ROUTE = 'agent_runtime:admission';
 
-/** Where the guard keeps its per-request state (a private symbol on the request). */
-export const ADMISSION_REQUEST_STATE = Symbol('agent_runtime:admission_state');
+/**
+ * The guard's per-request state, keyed by the request object. A side table rather than a property:
+ * adding a key to Node's request object changes its shape, which costs more than the lookup.
+ */
+const requestStates = new WeakMap<object, AdmissionRequestState>();
+
+/** The admitted request's state; `undefined` before admission or on a route without it. */
+export function admissionStateOf(request: object): AdmissionRequestState | undefined {
+  return requestStates.get(request);
+}
+
+/** Attaches the state of an admitted request (the guard's, once per request). */
+export function attachAdmissionState(request: object, state: AdmissionRequestState): void {
+  requestStates.set(request, state);
+}
 
 /** The agent of a route: a fixed id, or a resolver reading the request. */
 export type AgentIdSource = string | ((context: ExecutionContext) => string);
@@ -31,10 +44,11 @@ export interface AdmissionRouteMetadata {
 /** The admitted request's state, shared by the guard, the release interceptor and the decorators. */
 export interface AdmissionRequestState {
   readonly permit: Permit;
-  /** Aborted after release; the permit's owner. */
-  readonly owner: AbortController;
-  /** Aborts (reason `AdmissionError('cancelled')`) when the client goes before the response is written. */
-  readonly disconnect: AbortSignal;
+  /**
+   * The route signal (`@AdmissionSignal()`): aborts with `AdmissionError('cancelled')` when the client
+   * goes before the response is written, or with the permit's reason when the permit is revoked.
+   */
+  readonly signal: AbortSignal;
   done: boolean;
   interceptorAttached: boolean;
 }

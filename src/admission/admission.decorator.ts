@@ -2,7 +2,7 @@ import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, U
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionReleaseInterceptor } from './admission-release.interceptor';
 import {
-  ADMISSION_REQUEST_STATE,
+  admissionStateOf,
   ADMISSION_ROUTE,
   type AdmissionRequestState,
   type AdmissionRouteMetadata,
@@ -26,7 +26,7 @@ export function Admission(agent: AgentIdSource, options: AdmissionRouteOptions =
 
 function stateOf(context: ExecutionContext): AdmissionRequestState | undefined {
   if (context.getType() !== 'http') return undefined;
-  return context.switchToHttp().getRequest<{ [ADMISSION_REQUEST_STATE]?: AdmissionRequestState }>()[ADMISSION_REQUEST_STATE];
+  return admissionStateOf(context.switchToHttp().getRequest<object>());
 }
 
 /** The request's `Permit` (`undefined` on a route without admission). */
@@ -38,6 +38,5 @@ export const AdmissionPermit = createParamDecorator((_: unknown, context: Execut
  * `undefined` on a route without admission.
  */
 export const AdmissionSignal = createParamDecorator((_: unknown, context: ExecutionContext) => {
-  const state = stateOf(context);
-  return state ? AbortSignal.any([state.disconnect, state.permit.signal]) : undefined;
+  return stateOf(context)?.signal;
 });

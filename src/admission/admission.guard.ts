@@ -1,75 +1,129 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import type { ServerResponse } from 'node:http';
+import { ServerResponse } from 'node:http';
 import { isValidId } from '../shared/id-rule';
 import { AdmissionController } from './admission-controller';
 import { admissionHttpException } from './admission-http';
-import { releaseOnce } from './admission-release';
-import { ADMISSION_REQUEST_STATE, ADMISSION_ROUTE, type AdmissionRequestState, type AdmissionRouteMetadata } from './admission.constants';
+import { AdmittedRequest, releaseOnce } from './admission-release';
+import type { AdmissionRequestOptions } from './admission-request';
+import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, type AdmissionRouteMetadata } from './admission.constants';
 import { AdmissionError } from './admission.errors';
+import type { Permit } from './permit';
 
-type AdmittedRequest = { [ADMISSION_REQUEST_STATE]?: AdmissionRequestState };
+/** A route's metadata, read once per handler and class. */
+interface CompiledRoute {
+  readonly metadata: AdmissionRouteMetadata;
+  /** Whether a request can wait in the queue, so the controller must watch its disconnect. */
+  readonly mayQueue: boolean;
+}
 
 /**
  * Acquires a permit before the handler of a route marked with `@Admission()`; routes without the
  * metadata pass untouched, so the guard may also be registered globally. The permit's owner is the
  * request: it is released by `AdmissionReleaseInterceptor` when the handler settles, or on the
- * response's `close` when the pipeline never reached the interceptor.
+ * response's `close` when the pipeline never reached the interceptor. A permit granted at once
+ * answers synchronously (`true`), so Nest adds no promise hop.
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
+  private readonly routes = new WeakMap<object, WeakMap<object, CompiledRoute | null>>();
+  private defaultOverflow: string | undefined;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly controller: AdmissionController,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const route = this.reflector.getAllAndOverride<AdmissionRouteMetadata | undefined>(ADMISSION_ROUTE, [context.getHandler(), context.getClass()]);
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const route = this.routeOf(context);
     if (!route) return true;
     if (context.getType() !== 'http') throw this.fail(new AdmissionError('invalid_admission_options', { field: 'context' }));
-    const request = context.switchToHttp().getRequest<AdmittedRequest>();
-    const response = context.switchToHttp().getResponse<object>();
-    if (request[ADMISSION_REQUEST_STATE]) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<object>();
+    if (admissionStateOf(request)) return true;
+    const response = http.getResponse<object>();
 
-    const agentId = this.resolveAgent(route, context);
+    const agentId = this.resolveAgent(route.metadata, context);
     const raw = rawResponse(response);
-    const owner = new AbortController();
-    const disconnect = new AbortController();
+    const state = new AdmittedRequest();
+    // one listener: the disconnect signal while queued or running, and the release fallback when
+    // the pipeline never reached the interceptor
     const onClose = () => {
-      if (!raw.writableFinished) disconnect.abort(new AdmissionError('cancelled'));
+      if (!raw.writableFinished) state.disconnect();
+      if (admissionStateOf(request) === state && !state.interceptorAttached) releaseOnce(this.controller, state);
     };
     // the connection may have closed while earlier guards ran: its 'close' will not fire again
-    if (isClosed(raw)) onClose();
-    else raw.once('close', onClose);
+    const closedBefore = isClosed(raw);
+    if (closedBefore) onClose();
+    else raw.on('close', onClose);
 
-    let permit;
+    let submitted;
     try {
-      permit = await this.controller.acquire(agentId, { ...route.options, owner: owner.signal, signal: disconnect.signal });
+      const options: AdmissionRequestOptions =
+        route.mayQueue || state.disconnected ? { ...route.metadata.options, signal: state.disconnectSignal } : route.metadata.options;
+      submitted = this.controller.submit(agentId, options);
     } catch (error) {
       throw this.fail(error, response);
     }
-    const state: AdmissionRequestState = { permit, owner, disconnect: disconnect.signal, done: false, interceptorAttached: false };
-    request[ADMISSION_REQUEST_STATE] = state;
-    raw.once('close', () => {
-      if (!state.interceptorAttached) releaseOnce(this.controller, state);
-    });
-    if (disconnect.signal.aborted || isClosed(raw)) {
+    // granted in the same tick: the connection cannot have closed since it was last looked at
+    if (submitted.status === 'granted') return this.admitted(request, response, state, submitted.permit, closedBefore);
+    return this.controller.await(submitted.requestRef).then(
+      (permit) => this.admitted(request, response, state, permit, isClosed(raw)),
+      (error: unknown) => {
+        throw this.fail(error, response);
+      },
+    );
+  }
+
+  private admitted(request: object, response: object, state: AdmittedRequest, permit: Permit, closed: boolean): true {
+    state.permit = permit;
+    attachAdmissionState(request, state);
+    if (state.disconnected || closed) {
       releaseOnce(this.controller, state);
       throw this.fail(new AdmissionError('cancelled'), response);
     }
     return true;
   }
 
+  private routeOf(context: ExecutionContext): CompiledRoute | null {
+    const handler = context.getHandler();
+    const type = context.getClass();
+    let byClass = this.routes.get(handler);
+    if (byClass === undefined) this.routes.set(handler, (byClass = new WeakMap()));
+    let route = byClass.get(type);
+    if (route === undefined) {
+      // metadata is written by decorators at class definition, so one read per handler and class suffices
+      const metadata = this.reflector.getAllAndOverride<AdmissionRouteMetadata | undefined>(ADMISSION_ROUTE, [handler, type]);
+      route = metadata ? { metadata, mayQueue: (metadata.options.overflow ?? this.controllerOverflow()) !== 'reject' } : null;
+      byClass.set(type, route);
+    }
+    return route;
+  }
+
+  private controllerOverflow(): string {
+    return (this.defaultOverflow ??= this.controller.status().overflow);
+  }
+
+  /**
+   * A fixed id that breaks the id rule, or a resolver that throws or answers a non-string, is a
+   * broken route (500); an invalid string from a resolver came from the request (400).
+   */
   private resolveAgent(route: AdmissionRouteMetadata, context: ExecutionContext): string {
+    const source = route.agent;
+    if (typeof source !== 'function') {
+      if (!isValidId(source)) throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
+      return source;
+    }
     let agentId: unknown;
     try {
-      agentId = typeof route.agent === 'function' ? route.agent(context) : route.agent;
+      agentId = source(context);
     } catch {
       // the resolver's exception text is never exposed
       agentId = undefined;
     }
-    if (!isValidId(agentId)) throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
+    if (typeof agentId !== 'string') throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
+    if (!isValidId(agentId)) throw this.fail(new AdmissionError('invalid_agent_id', { field: 'agentId' }));
     return agentId;
   }
 
@@ -86,5 +140,7 @@ function isClosed(raw: ServerResponse): boolean {
 
 /** The Node response under an Express response or a Fastify reply. */
 function rawResponse(response: object): ServerResponse {
+  // an Express response is the Node response: no lookup of a missing `raw` through its long prototype chain
+  if (response instanceof ServerResponse) return response;
   return ((response as { raw?: ServerResponse }).raw ?? response) as ServerResponse;
 }

@@ -9,4 +9,4 @@ export { AdmissionGuard } from './admission.guard';
 export { AdmissionReleaseInterceptor } from './admission-release.interceptor';
 export { Admission, AdmissionPermit, AdmissionSignal } from './admission.decorator';
 export { ADMISSION_OPTIONS, type AdmissionRouteOptions, type AgentIdSource } from './admission.constants';
-export { admissionFailureResponse, type AdmissionErrorBody } from './admission-http';
+export type { AdmissionErrorBody } from './admission-http';

@@ -3,7 +3,7 @@ import type { AdmissionConfig } from './admission-config';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionDecisionEvent } from './admission.types';
 import type { Permit } from './permit';
-import { ManualClock } from './testing/manual-clock';
+import { ManualClock } from '../testing/manual-clock';
 
 const REQUEST_REF = /^request-[A-Za-z0-9_-]{24}$/;
 const PERMIT_ID = /^permit-[A-Za-z0-9_-]{24}$/;

@@ -1,5 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
+import { AGENT_RUNTIME_MIGRATION_OBJECTS, AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
+import { assertMigrationRowsPresent } from './migration-preflight';
 
 /** Name of the table where TypeORM records the applied migrations of this package. */
 export const MIGRATIONS_TABLE = 'agent_runtime_migrations';
@@ -27,11 +28,16 @@ export function createAgentRuntimeDataSource(url: string, overrides: Partial<Dat
   return new DataSource(agentRuntimeDataSourceOptions(url, overrides));
 }
 
-/** Applies every pending migration, each in its own transaction; returns their names. */
+/**
+ * Applies every pending migration, each in its own transaction; returns their names. A pending
+ * migration whose tables already exist (its row in the migrations table was deleted) runs
+ * nothing and rejects with `SchemaValidatorError` `schema_mismatch` naming it.
+ */
 export async function runAgentRuntimeMigrations(url: string): Promise<string[]> {
   const dataSource = createAgentRuntimeDataSource(url);
   await dataSource.initialize();
   try {
+    await assertMigrationRowsPresent(dataSource, AGENT_RUNTIME_MIGRATION_OBJECTS);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     return applied.map((migration) => migration.name);
   } finally {

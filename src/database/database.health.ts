@@ -1,27 +1,26 @@
 import { Injectable } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
+import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
+import { indicatorResult } from '../health/readiness-report';
+import { systemClock } from '../shared/clock';
+import { within } from '../shared/timeout';
 
 /**
  * Readiness of the database: `up` when `SELECT 1` answers within `timeoutMs`, `down` otherwise.
- * The result names the component only; driver error text never reaches a probe's response.
+ * The result names the component only; driver error text never reaches a probe's response. List it
+ * as a provider to have `ReadinessService` include the default DataSource.
  */
+@ReadinessIndicator('database')
 @Injectable()
-export class DatabaseHealthIndicator {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly health: HealthIndicatorService,
-  ) {}
+export class DatabaseHealthIndicator implements ComponentHealthIndicator {
+  constructor(private readonly dataSource: DataSource) {}
 
   async isHealthy(key = 'database', timeoutMs = 1000): Promise<HealthIndicatorResult> {
-    const indicator = this.health.check(key);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
-    const ping = this.dataSource.query('SELECT 1').then(
+    const answered = await within(this.dataSource.query('SELECT 1'), timeoutMs, systemClock).then(
       () => true,
       () => false,
     );
-    const answered = await Promise.race([ping, timeout]).finally(() => clearTimeout(timer));
-    return answered ? indicator.up() : indicator.down();
+    return indicatorResult(key, answered) as HealthIndicatorResult;
   }
 }

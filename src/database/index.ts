@@ -10,7 +10,6 @@ export { SchemaValidatorError, type SchemaValidatorErrorCode } from './schema-va
 export {
   defineTableSpec,
   isPostgresIdentifier,
-  POSTGRES_IDENTIFIER,
   type TableSpec,
   type ColumnSpec,
   type UniqueSpec,
@@ -18,7 +17,11 @@ export {
   type CheckSpec,
   type ForeignKeySpec,
   type ForeignKeyAction,
+  type TriggerSpec,
+  type TriggerTiming,
+  type TriggerEvent,
+  type TriggerLevel,
 } from './table-spec';
-export { agentRuntimeDataSourceOptions, createAgentRuntimeDataSource, runAgentRuntimeMigrations, MIGRATIONS_TABLE } from './data-source.factory';
-export { openProjectDatabase, startEmbeddedPostgres, type DatabaseHandle, type EmbeddedPostgresOptions } from './embedded-postgres';
+export { fingerprintFunction } from './trigger-comparison';
+export { agentRuntimeDataSourceOptions, createAgentRuntimeDataSource, runAgentRuntimeMigrations } from './data-source.factory';
 export { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';

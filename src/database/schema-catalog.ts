@@ -1,6 +1,7 @@
 /**
  * Catalog reads of the schema validator (spec 04 §1): what Postgres says about the settings, the
- * migrations table and each declared table. Names arrive as bound parameters; the only identifier
+ * migrations table, each declared table (with its user triggers) and the trigger functions the
+ * declarations name. Names arrive as bound parameters; the only identifier
  * written into SQL is the migrations table, validated and quoted by the caller.
  */
 
@@ -48,6 +49,31 @@ export interface CatalogConstraint {
   readonly onDelete: string | null;
 }
 
+/** A user trigger (`pg_trigger`, not internal) of a table. */
+export interface CatalogTrigger {
+  readonly name: string;
+  /** `tgenabled`: `O` fires in origin and local mode, `A` always, `R` on replicas only, `D` never. */
+  readonly enabled: string;
+  /** `tgtype` bit mask: 1 row, 2 before, 4 insert, 8 delete, 16 update, 32 truncate, 64 instead of. */
+  readonly type: number;
+  readonly functionSchema: string;
+  readonly functionName: string;
+  /** True when the trigger has a `WHEN` condition. */
+  readonly hasCondition: boolean;
+  /** Columns of `UPDATE OF`, empty for a trigger on every column. */
+  readonly columns: readonly string[];
+  readonly argumentCount: number;
+}
+
+/** A function without arguments in the validated schema, looked up by name for its fingerprint. */
+export interface CatalogFunction {
+  readonly name: string;
+  readonly language: string;
+  /** `pg_proc.prosrc`: the body exactly as it was created. */
+  readonly body: string;
+  readonly returnsTrigger: boolean;
+}
+
 /** What the catalog holds under one declared table name. */
 export interface CatalogTable {
   /** The relation in the validated schema, or `null` when there is none. */
@@ -57,6 +83,7 @@ export interface CatalogTable {
   readonly columns: readonly CatalogColumn[];
   readonly indexes: readonly CatalogIndex[];
   readonly constraints: readonly CatalogConstraint[];
+  readonly triggers: readonly CatalogTrigger[];
 }
 
 export interface CatalogSnapshot {
@@ -67,12 +94,16 @@ export interface CatalogSnapshot {
   /** Names recorded in the migrations table; `null` when the table does not exist. */
   readonly appliedMigrations: ReadonlySet<string> | null;
   readonly tables: ReadonlyMap<string, CatalogTable>;
+  /** The requested functions found in `schema`, by name. */
+  readonly functions: ReadonlyMap<string, CatalogFunction>;
 }
 
 /** What to read. Names are already validated against `POSTGRES_IDENTIFIER`. */
 export interface CatalogRequest {
   readonly schema: string | null;
   readonly tableNames: readonly string[];
+  /** Trigger functions the declared triggers call, looked up in `schema`. @default [] */
+  readonly functionNames?: readonly string[];
   /** The TypeORM migrations table, or `null` when the DataSource registers no migrations. */
   readonly migrationsTable: { readonly schema: string | null; readonly name: string } | null;
 }
@@ -131,6 +162,26 @@ const CONSTRAINTS_SQL = `
     LEFT JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
    WHERE con.conrelid = ANY($1::oid[]) AND con.contype IN ('p', 'c', 'f')`;
 
+const TRIGGERS_SQL = `
+  SELECT t.tgrelid::text AS oid, t.tgname::text AS name, t.tgenabled::text AS enabled, t.tgtype::int AS type,
+         pn.nspname::text AS function_schema, p.proname::text AS function_name,
+         (t.tgqual IS NOT NULL) AS has_condition, t.tgnargs::int AS argument_count,
+         ARRAY(SELECT a.attname::text FROM unnest(t.tgattr::int2[]) WITH ORDINALITY AS k(attnum, ord)
+                 JOIN pg_catalog.pg_attribute a ON a.attrelid = t.tgrelid AND a.attnum = k.attnum
+                ORDER BY k.ord) AS columns
+    FROM pg_catalog.pg_trigger t
+    JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+    JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+   WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal`;
+
+const FUNCTIONS_SQL = `
+  SELECT p.proname::text AS name, l.lanname::text AS language, p.prosrc AS body,
+         (p.prorettype = 'pg_catalog.trigger'::pg_catalog.regtype) AS returns_trigger
+    FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+    JOIN pg_catalog.pg_language l ON l.oid = p.prolang
+   WHERE n.nspname = $1::text AND p.proname = ANY($2::text[]) AND p.pronargs = 0`;
+
 const MIGRATIONS_TABLE_SQL = `
   SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
    WHERE n.nspname = $1::text AND c.relname = $2::text AND c.relkind IN ('r', 'p')`;
@@ -155,8 +206,12 @@ export async function readSchemaCatalog(query: CatalogQuery, request: CatalogReq
     relations.set(text(row.name), entry);
   }
   const oids = [...relations.values()].flatMap((entry) => (entry.relation ? [entry.relation.oid] : []));
-  const [columnRows, indexRows, constraintRows] =
-    oids.length === 0 ? [[], [], []] : [await query(COLUMNS_SQL, [oids]), await query(INDEXES_SQL, [oids]), await query(CONSTRAINTS_SQL, [oids])];
+  const [columnRows, indexRows, constraintRows, triggerRows] =
+    oids.length === 0
+      ? [[], [], [], []]
+      : [await query(COLUMNS_SQL, [oids]), await query(INDEXES_SQL, [oids]), await query(CONSTRAINTS_SQL, [oids]), await query(TRIGGERS_SQL, [oids])];
+  const functionNames = [...new Set(request.functionNames ?? [])];
+  const functionRows = schema === null || functionNames.length === 0 ? [] : await query(FUNCTIONS_SQL, [schema, functionNames]);
 
   const tables = new Map<string, CatalogTable>();
   for (const name of request.tableNames) {
@@ -168,6 +223,7 @@ export async function readSchemaCatalog(query: CatalogQuery, request: CatalogReq
       columns: columnRows.filter(mine).map(toColumn),
       indexes: indexRows.filter(mine).map(toIndex),
       constraints: constraintRows.filter(mine).map(toConstraint),
+      triggers: triggerRows.filter(mine).map(toTrigger),
     });
   }
   return {
@@ -176,6 +232,7 @@ export async function readSchemaCatalog(query: CatalogQuery, request: CatalogReq
     synchronousStandbyNames: text(settings.synchronous_standby_names),
     appliedMigrations,
     tables,
+    functions: new Map(functionRows.map((row) => [text(row.name), toFunction(row)])),
   };
 }
 
@@ -233,6 +290,23 @@ function toConstraint(row: Record<string, unknown>): CatalogConstraint {
     referencedColumns: textList(row.ref_columns),
     onDelete: nullableText(row.on_delete),
   };
+}
+
+function toTrigger(row: Record<string, unknown>): CatalogTrigger {
+  return {
+    name: text(row.name),
+    enabled: text(row.enabled),
+    type: Number(row.type),
+    functionSchema: text(row.function_schema),
+    functionName: text(row.function_name),
+    hasCondition: row.has_condition === true,
+    columns: textList(row.columns),
+    argumentCount: Number(row.argument_count),
+  };
+}
+
+function toFunction(row: Record<string, unknown>): CatalogFunction {
+  return { name: text(row.name), language: text(row.language), body: text(row.body), returnsTrigger: row.returns_trigger === true };
 }
 
 function text(value: unknown): string {

@@ -51,6 +51,7 @@ function matching(): CatalogTable {
         onDelete: null,
       },
     ],
+    triggers: [],
   };
 }
 

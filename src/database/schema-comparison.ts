@@ -1,5 +1,6 @@
-import type { CatalogColumn, CatalogConstraint, CatalogIndex, CatalogRelation, CatalogTable } from './schema-catalog';
+import type { CatalogColumn, CatalogConstraint, CatalogFunction, CatalogIndex, CatalogRelation, CatalogTable } from './schema-catalog';
 import { normalizeSqlExpression, sameSqlExpression } from './sql-expression';
+import { compareTriggers } from './trigger-comparison';
 import type { ColumnSpec, ForeignKeySpec, IndexSpec, TableSpec } from './table-spec';
 
 /** The `property` of a mismatch (spec 04 §1.3). */
@@ -15,7 +16,9 @@ export type SchemaMismatchProperty =
   | `unique:${string}`
   | `index:${string}`
   | `check:${string}`
-  | `foreign_key:${string}`;
+  | `foreign_key:${string}`
+  | `trigger:${string}`
+  | `function:${string}`;
 
 /**
  * One difference between a declaration and the catalog: short descriptive strings taken from the
@@ -62,8 +65,16 @@ export function compareMigrations(table: string, registered: readonly string[], 
   return registered.filter((name) => !applied?.has(name)).map((name) => mismatch(table, `migration:${name}`, 'applied', 'pending'));
 }
 
-/** Every difference between one declared table and what the catalog holds under its name, in report order. */
-export function compareTable(spec: TableSpec, actual: CatalogTable, schema: string | null): SchemaMismatch[] {
+/**
+ * Every difference between one declared table and what the catalog holds under its name, in report
+ * order; `functions` holds the trigger functions found in `schema`.
+ */
+export function compareTable(
+  spec: TableSpec,
+  actual: CatalogTable,
+  schema: string | null,
+  functions: ReadonlyMap<string, CatalogFunction> = new Map(),
+): SchemaMismatch[] {
   const out: SchemaMismatch[] = [];
   const push = (property: SchemaMismatchProperty, expected: string, found: string): void => {
     out.push(mismatch(spec.name, property, expected, found));
@@ -95,6 +106,7 @@ export function compareTable(spec: TableSpec, actual: CatalogTable, schema: stri
     for (const { property, expected, found } of group) push(property, expected, found);
   }
   for (const { property, expected, found } of foreignKeyMismatches(spec, actual.constraints, schema)) push(property, expected, found);
+  for (const found of compareTriggers(spec.triggers ?? [], actual.triggers, functions, schema)) push(found.property, found.expected, found.actual);
   return out;
 }
 

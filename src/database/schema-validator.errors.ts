@@ -1,20 +1,29 @@
 import { AgentRuntimeError } from '../shared/agent-runtime-error';
+import type { SchemaMismatch } from './schema-comparison';
 
 /**
  * Why the validator could not read the catalog: `database_unreachable` after the connection
  * retries were spent, `catalog_read_failed` for any other database error (for example missing
- * privileges). A schema mismatch is not an error here; it is a report.
+ * privileges). A mismatch found by `validateSchema` is not an error; it is a report.
+ * `schema_mismatch` is raised before migrations run, when objects of a migration exist while its
+ * row in the migrations table is missing (re-running it would fail or double-apply it).
  */
-export type SchemaValidatorErrorCode = 'database_unreachable' | 'catalog_read_failed';
+export type SchemaValidatorErrorCode = 'database_unreachable' | 'catalog_read_failed' | 'schema_mismatch';
+
+/** Details of a failure to read: attempts, the SQLSTATE and the Node socket code, each when known. */
+export type SchemaReadFailureDetails = { attempts: number; sqlstate: string | null; socket_error: string | null };
 
 /**
  * The error of the schema validator. `details` carries the number of attempts, the SQLSTATE and
  * the Node socket code (`ECONNREFUSED`, or `connect_timeout` when an attempt ran out of time) when
- * there is one — never database error text, which may name hosts or users.
- * Calling modules map it to their own codes (the ledger's `ledger_unavailable`, …).
+ * there is one — never database error text, which may name hosts or users — or, for
+ * `schema_mismatch`, the mismatches. Calling modules map it to their own codes (the ledger's
+ * `ledger_unavailable`, …).
  */
 export class SchemaValidatorError extends AgentRuntimeError<SchemaValidatorErrorCode> {
-  constructor(code: SchemaValidatorErrorCode, details: { attempts: number; sqlstate: string | null; socket_error: string | null }) {
+  constructor(code: 'schema_mismatch', details: { mismatches: readonly SchemaMismatch[] });
+  constructor(code: 'database_unreachable' | 'catalog_read_failed', details: SchemaReadFailureDetails);
+  constructor(code: SchemaValidatorErrorCode, details: SchemaReadFailureDetails | { mismatches: readonly SchemaMismatch[] }) {
     super('SchemaValidatorError', code, details);
   }
 }

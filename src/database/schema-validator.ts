@@ -1,5 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource, QueryRunner } from 'typeorm';
+import { systemClock, type Clock } from '../shared/clock';
+import { retry } from '../shared/retry';
+import { within } from '../shared/timeout';
+import { classifyFailure } from './postgres-failure';
 import { readSchemaCatalog, readSynchronousCommit, type CatalogQuery, type CatalogSnapshot } from './schema-catalog';
 import { compareMigrations, compareSettings, compareTable, type SchemaMismatch } from './schema-comparison';
 import { SchemaValidatorError } from './schema-validator.errors';
@@ -27,6 +30,8 @@ export interface SchemaValidationOptions {
   requireSynchronousStandby?: boolean;
   /** Connections the component opens beside the pool; `synchronous_commit` is read on each. @default [] */
   dedicatedConnections?: readonly DedicatedConnection[];
+  /** Clock of the connect timeout and of the pauses between attempts. @default systemClock */
+  clock?: Clock;
 }
 
 /** The outcome of a validation: frozen, JSON-safe, `ok` exactly when `mismatches` is empty. */
@@ -52,14 +57,15 @@ export async function validateSchema(
   options: SchemaValidationOptions = {},
 ): Promise<SchemaReport> {
   const settings = resolveOptions(dataSource, specs, options);
-  const { snapshot, dedicated } = await withConnectRetries(settings, () => readOnce(dataSource, specs, settings));
+  const clock = options.clock ?? systemClock;
+  const { snapshot, dedicated } = await withConnectRetries(settings, clock, () => readOnce(dataSource, specs, settings, clock));
   const mismatches = [
     ...compareSettings(
       { pooled: snapshot.synchronousCommit, dedicated, synchronousStandbyNames: snapshot.synchronousStandbyNames },
       settings.requireSynchronousStandby,
     ),
     ...compareMigrations(settings.migrationsTable, settings.migrations, snapshot.appliedMigrations),
-    ...specs.flatMap((spec) => compareTable(spec, tableOf(snapshot, spec.name), snapshot.schema)),
+    ...specs.flatMap((spec) => compareTable(spec, tableOf(snapshot, spec.name), snapshot.schema, snapshot.functions)),
   ];
   return Object.freeze({ ok: mismatches.length === 0, mismatches: Object.freeze(mismatches) });
 }
@@ -141,9 +147,10 @@ async function readOnce(
   dataSource: DataSource,
   specs: readonly TableSpec[],
   options: ResolvedOptions,
+  clock: Clock,
 ): Promise<{ snapshot: CatalogSnapshot; dedicated: string[] }> {
   const queryRunner = dataSource.createQueryRunner('master');
-  await connectWithin(queryRunner, options.connectTimeoutMs);
+  await connectWithin(queryRunner, options.connectTimeoutMs, clock);
   let inTransaction = false;
   try {
     await queryRunner.query('START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -152,6 +159,7 @@ async function readOnce(
     const snapshot = await readSchemaCatalog(query, {
       schema: options.schema,
       tableNames: specs.map((spec) => spec.name),
+      functionNames: specs.flatMap((spec) => (spec.triggers ?? []).map((trigger) => trigger.function)),
       migrationsTable: options.migrations.length > 0 ? { schema: options.migrationsSchema, name: options.migrationsTable } : null,
     });
     await queryRunner.query('COMMIT');
@@ -172,14 +180,10 @@ class ConnectTimeoutError extends Error {
   readonly code = 'connect_timeout';
 }
 
-async function connectWithin(queryRunner: QueryRunner, timeoutMs: number): Promise<void> {
+async function connectWithin(queryRunner: QueryRunner, timeoutMs: number, clock: Clock): Promise<void> {
   const connecting = queryRunner.connect();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectTimeoutError('connect timeout')), timeoutMs);
-  });
   try {
-    await Promise.race([connecting, timeout]);
+    await within(connecting, timeoutMs, clock, () => new ConnectTimeoutError('connect timeout'));
   } catch (error) {
     // releasing before the pool answers would leak the connection it hands out later
     connecting.then(
@@ -187,63 +191,21 @@ async function connectWithin(queryRunner: QueryRunner, timeoutMs: number): Promi
       () => undefined,
     );
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
-async function withConnectRetries<T>(options: ResolvedOptions, attempt: () => Promise<T>): Promise<T> {
-  for (let attempts = 1; ; attempts += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const failure = classifyFailure(error);
-      if (!failure.connection) throw new SchemaValidatorError('catalog_read_failed', { attempts, ...failure.codes });
-      if (attempts > options.connectRetries) throw new SchemaValidatorError('database_unreachable', { attempts, ...failure.codes });
-      await sleep(options.retryDelayMs);
-    }
+async function withConnectRetries<T>(options: ResolvedOptions, clock: Clock, attempt: () => Promise<T>): Promise<T> {
+  let attempts = 0;
+  try {
+    return await retry(
+      () => ((attempts += 1), attempt()),
+      { attempts: options.connectRetries + 1, delayMs: options.retryDelayMs, retryable: (error) => classifyFailure(error).connection },
+      clock,
+    );
+  } catch (error) {
+    const failure = classifyFailure(error);
+    throw new SchemaValidatorError(failure.connection ? 'database_unreachable' : 'catalog_read_failed', { attempts, ...failure.codes });
   }
-}
-
-const SOCKET_ERRORS = new Set([
-  'connect_timeout',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-/** `57P01`/`57P02` end a pooled session when the server shuts down or crashes; the next attempt gets a new one. */
-const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
-/** node-postgres reports a lost or timed-out connection with these messages and no code. */
-const PG_CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
-
-interface FailureClass {
-  readonly connection: boolean;
-  readonly codes: { sqlstate: string | null; socket_error: string | null };
-}
-
-/** Whether `error` (or the driver error TypeORM wraps) is a connection failure, with its codes. */
-export function classifyFailure(error: unknown): FailureClass {
-  let sqlstate: string | null = null;
-  let socketError: string | null = null;
-  let pgConnectionMessage = false;
-  const seen = new Set<unknown>();
-  for (let current: unknown = error; typeof current === 'object' && current !== null && !seen.has(current); ) {
-    seen.add(current);
-    const { code, message, driverError, cause } = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) sqlstate ??= code;
-    else if (typeof code === 'string' && SOCKET_ERRORS.has(code)) socketError ??= code;
-    if (typeof message === 'string' && PG_CONNECTION_MESSAGE.test(message)) pgConnectionMessage = true;
-    current = driverError ?? cause;
-  }
-  const connection =
-    socketError !== null || pgConnectionMessage || (sqlstate !== null && (sqlstate.startsWith('08') || CONNECTION_SQLSTATES.has(sqlstate)));
-  return { connection, codes: { sqlstate, socket_error: socketError } };
 }
 
 function tableOf(snapshot: CatalogSnapshot, name: string) {

@@ -15,7 +15,11 @@ export function sameSqlExpression(a: string, b: string): boolean {
   return normalizeSqlExpression(a) === normalizeSqlExpression(b);
 }
 
-function collapseWhitespace(text: string): string {
+/**
+ * `text` with each run of whitespace outside quotes collapsed to one space (none after `(` or
+ * before `)`) and leading/trailing whitespace dropped; quoted text is kept exactly.
+ */
+export function collapseWhitespace(text: string): string {
   let out = '';
   let quote: string | null = null;
   let pendingSpace = false;

@@ -39,6 +39,29 @@ describe('TableSpec declaration', () => {
     expect(() => assertTableSpec({ ...base, foreignKeys: [badAction as never] })).toThrow(/foreign key fk/);
   });
 
+  it('accepts triggers and copies them frozen; refuses malformed ones naming them', () => {
+    const trigger = { name: 't', timing: 'before', events: ['update', 'delete'], level: 'row', function: 'f', functionFingerprint: 'a'.repeat(64) } as const;
+    const spec = defineTableSpec({ ...base, triggers: [trigger] });
+    expect(spec.triggers).toEqual([trigger]);
+    expect(Object.isFrozen(spec.triggers?.[0].events)).toBe(true);
+    expect(defineTableSpec(base).triggers).toEqual([]);
+    for (const bad of [
+      { timing: 'BEFORE' },
+      { events: [] },
+      { events: ['update', 'update'] },
+      { events: ['upsert'] },
+      { level: 'each' },
+      { events: ['truncate'], level: 'row' },
+      { function: 'public.f' },
+      { functionFingerprint: 'A'.repeat(64) },
+      { functionFingerprint: 'a'.repeat(63) },
+    ]) {
+      expect(() => assertTableSpec({ ...base, triggers: [{ ...trigger, ...bad } as never] })).toThrow(/trigger t/);
+    }
+    expect(() => assertTableSpec({ ...base, triggers: [trigger, { ...trigger, name: 'u', functionFingerprint: 'b'.repeat(64) }] })).toThrow(/trigger u/);
+    expect(() => assertTableSpec({ ...base, triggers: [trigger, trigger] })).toThrow(/trigger t \(declared twice\)/);
+  });
+
   it('refuses a name declared twice, uniques and indexes sharing one name space', () => {
     expect(() => assertTableSpec({ ...base, columns: [...columns, ...columns] })).toThrow(/column id \(declared twice\)/);
     expect(() =>

@@ -18,6 +18,11 @@ export interface TableSpec {
   readonly checks?: readonly CheckSpec[];
   /** Foreign keys, matched by name. @default [] */
   readonly foreignKeys?: readonly ForeignKeySpec[];
+  /**
+   * Triggers, matched by name; each must be enabled and call its function, whose body must have the
+   * declared fingerprint. An undeclared trigger is a mismatch: it changes which writes succeed. @default []
+   */
+  readonly triggers?: readonly TriggerSpec[];
 }
 
 /** One column. `default`, `collation` and `generated` are compared only when declared. */
@@ -69,6 +74,32 @@ export interface ForeignKeySpec {
   readonly onDelete: ForeignKeyAction;
 }
 
+/** When a trigger fires relative to the change. */
+export type TriggerTiming = 'before' | 'after';
+
+/** An event a trigger fires on. */
+export type TriggerEvent = 'insert' | 'update' | 'delete' | 'truncate';
+
+/** Whether a trigger fires once per row or once per statement (`truncate` triggers are statement triggers). */
+export type TriggerLevel = 'row' | 'statement';
+
+/**
+ * A trigger without a `WHEN` condition, column list or arguments, calling a function of the
+ * table's schema that takes no arguments. `functionFingerprint` is
+ * `fingerprintFunction(language, body)` of that function as the migration creates it.
+ */
+export interface TriggerSpec {
+  readonly name: string;
+  readonly timing: TriggerTiming;
+  /** Events in any order; each at most once. */
+  readonly events: readonly TriggerEvent[];
+  readonly level: TriggerLevel;
+  /** Unqualified name of the trigger function, resolved in the table's schema. */
+  readonly function: string;
+  /** Lowercase hex SHA-256 from `fingerprintFunction` (64 characters). */
+  readonly functionFingerprint: string;
+}
+
 /** Schema and table names accepted from options; longer or non-lower-case names are refused. */
 export const POSTGRES_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -78,6 +109,10 @@ export function isPostgresIdentifier(name: unknown): name is string {
 }
 
 const FOREIGN_KEY_ACTIONS: readonly string[] = ['no action', 'restrict', 'cascade', 'set null', 'set default'];
+const TRIGGER_TIMINGS: readonly string[] = ['before', 'after'];
+const TRIGGER_EVENTS: readonly string[] = ['insert', 'update', 'delete', 'truncate'];
+const TRIGGER_LEVELS: readonly string[] = ['row', 'statement'];
+const FINGERPRINT = /^[0-9a-f]{64}$/;
 
 /**
  * Checks `spec` and returns a deep-frozen copy with the optional lists filled in. A malformed
@@ -97,6 +132,7 @@ export function defineTableSpec(spec: TableSpec): TableSpec {
       columns: [...fk.columns],
       references: { table: fk.references.table, columns: [...fk.references.columns] },
     })),
+    triggers: (spec.triggers ?? []).map((trigger) => ({ ...trigger, events: [...trigger.events] })),
   });
 }
 
@@ -138,6 +174,26 @@ export function assertTableSpec(spec: TableSpec): void {
     if (!ok) fail(`foreign key ${String(fk?.name)}`);
   }
   assertUniqueNames(spec.foreignKeys ?? [], 'foreign key', fail);
+  const fingerprints = new Map<string, string>();
+  for (const trigger of spec.triggers ?? []) {
+    const ok =
+      isName(trigger?.name) &&
+      TRIGGER_TIMINGS.includes(trigger.timing) &&
+      Array.isArray(trigger.events) &&
+      trigger.events.length > 0 &&
+      trigger.events.every((event) => TRIGGER_EVENTS.includes(event)) &&
+      new Set(trigger.events).size === trigger.events.length &&
+      TRIGGER_LEVELS.includes(trigger.level) &&
+      // Postgres fires TRUNCATE triggers only per statement
+      !(trigger.level === 'row' && trigger.events.includes('truncate')) &&
+      isPostgresIdentifier(trigger.function) &&
+      typeof trigger.functionFingerprint === 'string' &&
+      FINGERPRINT.test(trigger.functionFingerprint) &&
+      (fingerprints.get(trigger.function) ?? trigger.functionFingerprint) === trigger.functionFingerprint;
+    if (!ok) fail(`trigger ${String(trigger?.name)}`);
+    fingerprints.set(trigger.function, trigger.functionFingerprint);
+  }
+  assertUniqueNames(spec.triggers ?? [], 'trigger', fail);
 }
 
 function isName(value: unknown): value is string {

@@ -1,8 +1,9 @@
-export { InvocationLedger, CLOSE_GRACE_MS } from './invocation-ledger';
+export { InvocationLedger } from './invocation-ledger';
 export type {
   InvocationLedgerDeps,
   InvocationMetadata,
   ClaimOptions,
+  ExpiredOptions,
   LeaseOptions,
   NowOption,
   LedgerState,
@@ -18,14 +19,11 @@ export {
   type JsonValue,
 } from './invocation-record';
 export { LedgerError, type LedgerErrorCode, type LedgerOperation } from './ledger.errors';
-export {
-  DEFAULT_MAX_DOCUMENT_BYTES,
-  MAX_LEASE_MS,
-  type InvocationLedgerOptions,
-} from './ledger-options';
+export type { InvocationLedgerOptions } from './ledger-options';
 export { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';
-export { DEFAULT_LEDGER_TABLE, LEDGER_TABLE_SPEC, ledgerTableSpec } from './ledger.schema';
-export { createLedgerMigration, LEDGER_MIGRATION_TIMESTAMP } from './ledger-migration';
-export { instanceLockKey, type ReconnectBackoff } from './instance-lock';
-export { LEDGER_MODULE_OPTIONS, LEDGER_OPERATION_EVENT, type LedgerOperationEvent } from './ledger.constants';
-export { LedgerModule, type LedgerModuleOptions, type LedgerModuleAsyncOptions } from './ledger.module';
+export { LEDGER_TABLE_SPEC, ledgerTableSpec } from './ledger.schema';
+export { createLedgerMigration } from './ledger-migration';
+export type { ReconnectBackoff } from '../database/instance-lock';
+export { finishWithRetry, type FinishRetryOptions } from './finish-retry';
+export type { LedgerOperationEvent } from './ledger.constants';
+export { LedgerModule, type LedgerModuleOptions, type LedgerModuleAsyncOptions, type LedgerOptionsFactory } from './ledger.module';

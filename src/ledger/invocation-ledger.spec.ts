@@ -16,7 +16,7 @@ const notADataSource = {} as DataSource;
 describe('InvocationLedger without a database', () => {
   it('start() rejects invalid options with invalid_ledger_options; construction never throws', async () => {
     const ledger = new InvocationLedger(notADataSource, { tableName: 'Bad', extra: 1 } as never);
-    expect(await codeOf(ledger.start())).toEqual(['invalid_ledger_options', { option: 'tableName', options: ['tableName', 'unknown'] }]);
+    expect(await codeOf(ledger.start())).toEqual(['invalid_ledger_options', { fields: ['extra', 'tableName'] }]);
     expect(ledger.status()).toEqual({ state: 'new', lock_held: false });
     expect(ledger.instanceId).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -25,7 +25,7 @@ describe('InvocationLedger without a database', () => {
     for (const dataSource of [notADataSource, null, { isInitialized: true, options: { type: 'mysql' } }]) {
       expect(await codeOf(new InvocationLedger(dataSource as DataSource).start())).toEqual([
         'invalid_ledger_options',
-        { option: 'dataSource', options: ['dataSource'] },
+        { field: 'dataSource' },
       ]);
     }
   });

@@ -3,9 +3,12 @@ import { isValidId } from '../shared/id-rule';
 import type { DataSource } from 'typeorm';
 import { systemClock, type Clock } from '../shared/clock';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
-import { DEFAULT_RECONNECT_BACKOFF, withinTimeout, type InstanceLock, type ReconnectBackoff } from './instance-lock';
+import { DEFAULT_RECONNECT_BACKOFF, type InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
+import { poolOf, type PgPool } from '../database/postgres-pool';
+import { within } from '../shared/timeout';
 import type {
   ClaimOptions,
+  ExpiredOptions,
   InvocationLedgerDeps,
   InvocationMetadata,
   LeaseOptions,
@@ -23,15 +26,15 @@ import {
   type TerminalPhase,
 } from './invocation-record';
 import { callOptions, explicitNow, invalidArgument, invocationId, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
-import { poolOf, runStatement, type PgPool } from './ledger-connection';
+import { ledgerStatement as runStatement } from './ledger-connection';
 import { resolveLedgerOptions, type InvocationLedgerOptions, type ResolvedLedgerOptions } from './ledger-options';
 import type { LedgerStatements, Verdict } from './ledger-sql';
 import { openLedgerInstance } from './ledger-startup';
-import { LEDGER_OPERATION_EVENT, type LedgerOperationEvent } from './ledger.constants';
+import { DEFAULT_EXPIRED_LIMIT, LEASE_EXPIRED_OUTCOME, LEDGER_OPERATION_EVENT, MAX_EXPIRED_LIMIT, type LedgerOperationEvent } from './ledger.constants';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 import { REASON_CODE } from './outcome-projection';
 
-export type { ClaimOptions, InvocationLedgerDeps, InvocationMetadata, LeaseOptions, LedgerState, LedgerStatus, NowOption } from './invocation-ledger.types';
+export type { ClaimOptions, ExpiredOptions, InvocationLedgerDeps, InvocationMetadata, LeaseOptions, LedgerState, LedgerStatus, NowOption } from './invocation-ledger.types';
 
 /** Time allowed to in-flight operations when the ledger closes. */
 export const CLOSE_GRACE_MS = 5000;
@@ -135,14 +138,31 @@ export class InvocationLedger {
   /** Inserts a new invocation in phase `ready`, revision 0 (`already_exists` if the id is taken). */
   create(id: string, metadata: InvocationMetadata, checkpoint: unknown, options?: NowOption): Promise<InvocationRecord> {
     return this.operate('create', async (pool, sql, settings) => {
-      const key = invocationId('create', id);
-      const meta = callOptions('create', metadata, ['workflowId', 'workflowVersion', 'kind'], 'metadata');
-      for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isValidId(meta[field])) throw invalidArgument('create', field);
+      const row = newRow('create', id, metadata, checkpoint, settings);
       const now = explicitNow('create', callOptions('create', options, ['now']).now);
-      const json = jsonDocument('create', 'checkpoint', checkpoint, settings.maxDocumentBytes);
-      const rows = await runStatement(pool, sql.create, [key, meta.workflowId, meta.workflowVersion, meta.kind, json, now]);
+      const rows = await runStatement(pool, sql.create, [...row, now]);
       if (rows.length === 0) throw new LedgerError('already_exists');
       return toInvocationRecord(rows[0] as unknown as InvocationRow);
+    });
+  }
+
+  /**
+   * `create` and `claim` in one statement: inserts the invocation already `running` under a new
+   * claim (revision 1, as after create then claim), so no failure between the two can leave a row
+   * created and never claimed. `already_exists` if the id is taken; `ledger_unavailable` while the
+   * instance lock is not held. The token is returned here and nowhere else.
+   */
+  createAndClaim(id: string, metadata: InvocationMetadata, checkpoint: unknown, options: ClaimOptions): Promise<ClaimResult> {
+    return this.operate('create_and_claim', async (pool, sql, settings) => {
+      const row = newRow('create_and_claim', id, metadata, checkpoint, settings);
+      const o = callOptions('create_and_claim', options, ['ownerToken', 'leaseMs', 'now']);
+      const lease = leaseMs('create_and_claim', o.leaseMs);
+      const token = o.ownerToken === undefined ? randomUUID() : ownerToken('create_and_claim', o.ownerToken, 'ownerToken');
+      const now = explicitNow('create_and_claim', o.now, lease);
+      if (!this.lockHeld) throw new LedgerError('ledger_unavailable', { reason: 'instance_lock_not_held' });
+      const rows = await runStatement(pool, sql.createAndClaim, [...row, now, token, this.instanceId, lease]);
+      if (rows.length === 0) throw new LedgerError('already_exists');
+      return Object.freeze({ ownerToken: token, invocation: toInvocationRecord(rows[0] as unknown as InvocationRow) });
     });
   }
 
@@ -233,6 +253,39 @@ export class InvocationLedger {
   }
 
   /**
+   * Running invocations whose lease has ended (`now >= lease_until_ms`) and that no owner has
+   * finished or renewed: at most `limit` (1..1000, default 100), oldest lease first. Read only;
+   * what it lists may be claimed or recovered by the time the caller acts.
+   */
+  listExpired(options?: ExpiredOptions): Promise<readonly InvocationRecord[]> {
+    return this.operate('list_expired', async (pool, sql) => {
+      const o = callOptions('list_expired', options, ['limit', 'now']);
+      const limit = expiredLimit('list_expired', o.limit);
+      const now = explicitNow('list_expired', o.now);
+      const rows = await runStatement(pool, sql.listExpired, [limit, now]);
+      return Object.freeze(rows.map((row) => toInvocationRecord(row as unknown as InvocationRow)));
+    });
+  }
+
+  /**
+   * Ends up to `limit` (1..1000, default 100) running invocations whose lease has ended without
+   * their owner: phase `failed`, outcome `{reason: 'lease_expired'}`, token, owner and lease
+   * cleared, revision + 1, in one statement and without a token. It touches only rows that are
+   * still running with an ended lease when it locks them (on the database clock, or `now`), so an
+   * owner that renewed in time is never touched, and it skips rows another statement holds. The
+   * former owner's next fenced write gets `stale_owner`. Resolves the ids of the recovered rows.
+   */
+  recoverExpired(options?: ExpiredOptions): Promise<readonly string[]> {
+    return this.operate('recover_expired', async (pool, sql) => {
+      const o = callOptions('recover_expired', options, ['limit', 'now']);
+      const limit = expiredLimit('recover_expired', o.limit);
+      const now = explicitNow('recover_expired', o.now);
+      const rows = await runStatement(pool, sql.recoverExpired, [limit, now, JSON.stringify(LEASE_EXPIRED_OUTCOME)]);
+      return Object.freeze(rows.map((row) => row.id as string));
+    });
+  }
+
+  /**
    * True when the ledger is started, holds its instance lock, and both the pool and the lock
    * connection answer `SELECT 1` within `timeoutMs`.
    */
@@ -241,7 +294,10 @@ export class InvocationLedger {
     const lock = this.lock;
     if (this.state !== 'started' || !pool || !lock?.held) return false;
     const [poolAnswers, lockAnswers] = await Promise.all([
-      withinTimeout(runStatement(pool, 'SELECT 1', []).then(() => true), timeoutMs, this.clock),
+      within(runStatement(pool, 'SELECT 1', []), timeoutMs, this.clock).then(
+        () => true,
+        () => false,
+      ),
       lock.ping(timeoutMs),
     ]);
     return poolAnswers && lockAnswers && lock.held;
@@ -251,7 +307,7 @@ export class InvocationLedger {
     const settings = this.settings;
     if (LedgerError.isLedgerError(settings)) throw settings;
     const pool = poolOf(this.dataSource);
-    if (!pool) throw new LedgerError('invalid_ledger_options', { option: 'dataSource', options: ['dataSource'] });
+    if (!pool) throw new LedgerError('invalid_ledger_options', { field: 'dataSource' });
     const opened = await openLedgerInstance(this.dataSource, pool, settings, this.clock, this.backoff);
     this.pool = pool;
     this.statements = opened.statements;
@@ -326,6 +382,22 @@ function decided(rows: Array<Record<string, unknown>>): InvocationRecord {
   return toInvocationRecord(row as unknown as InvocationRow);
 }
 
+/** Validated id, metadata and checkpoint of a new row: the first five parameters of its insert. */
+function newRow(operation: LedgerOperation, id: string, metadata: InvocationMetadata, checkpoint: unknown, settings: ResolvedLedgerOptions): unknown[] {
+  const key = invocationId(operation, id);
+  const meta = callOptions(operation, metadata, ['workflowId', 'workflowVersion', 'kind'], 'metadata');
+  for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isValidId(meta[field])) throw invalidArgument(operation, field);
+  const json = jsonDocument(operation, 'checkpoint', checkpoint, settings.maxDocumentBytes);
+  return [key, meta.workflowId, meta.workflowVersion, meta.kind, json];
+}
+
+/** `limit` of the expiry scans: an integer 1..1000, default 100. */
+function expiredLimit(operation: LedgerOperation, value: unknown): number {
+  if (value === undefined) return DEFAULT_EXPIRED_LIMIT;
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_EXPIRED_LIMIT) throw invalidArgument(operation, 'limit');
+  return value as number;
+}
+
 /** The stored outcome of `failed`/`cancelled`; a throwing projection is the caller's bad argument. */
 function projected(settings: ResolvedLedgerOptions, phase: 'failed' | 'cancelled', outcome: unknown): unknown {
   try {
@@ -336,7 +408,7 @@ function projected(settings: ResolvedLedgerOptions, phase: 'failed' | 'cancelled
 }
 
 function phaseOf(result: unknown): InvocationPhase | null {
-  if (typeof result !== 'object' || result === null) return null;
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
   const record = 'invocation' in result ? (result as ClaimResult).invocation : (result as InvocationRecord);
   return record.phase ?? null;
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../shared/clock';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
-import type { ReconnectBackoff } from './instance-lock';
+import type { ReconnectBackoff } from '../database/instance-lock';
 
 /** Lifecycle of a ledger instance: only a `started` ledger serves operations. */
 export type LedgerState = 'new' | 'starting' | 'started' | 'closing' | 'closed';
@@ -44,4 +44,10 @@ export interface LeaseOptions extends NowOption {
 export interface ClaimOptions extends LeaseOptions {
   /** Fencing token (a UUID) to claim with. @default crypto.randomUUID() */
   ownerToken?: string;
+}
+
+/** Options of `listExpired` and `recoverExpired`. */
+export interface ExpiredOptions extends NowOption {
+  /** Most rows one call lists or recovers, 1..1000. @default 100 */
+  limit?: number;
 }

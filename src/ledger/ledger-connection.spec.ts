@@ -1,4 +1,5 @@
-import { poolOf, statementFailure } from './ledger-connection';
+import { classifyFailure } from '../database/postgres-failure';
+import { ledgerFailure } from './ledger-connection';
 
 describe('ledger connection', () => {
   it('maps rollbacks and lost connections to transaction_aborted, everything else to ledger_unavailable, keeping only codes', () => {
@@ -12,19 +13,14 @@ describe('ledger connection', () => {
       ['not even an error', 'ledger_unavailable', null],
     ];
     for (const [error, code, sqlstate] of cases) {
-      const mapped = statementFailure(error);
+      const mapped = ledgerFailure(classifyFailure(error), 'statement');
       expect([mapped.code, mapped.details?.sqlstate]).toEqual([code, sqlstate]);
       expect(mapped.message).not.toContain('secret_table');
     }
   });
 
-  it('finds the pg pool of an initialised Postgres DataSource only', () => {
-    const pool = { connect: () => undefined, Client: function Client() {}, options: {} };
-    expect(poolOf({ isInitialized: true, options: { type: 'postgres' }, driver: { master: pool } })).toBe(pool);
-    expect(poolOf({ isInitialized: false, options: { type: 'postgres' }, driver: { master: pool } })).toBeNull();
-    expect(poolOf({ isInitialized: true, options: { type: 'mysql' }, driver: { master: pool } })).toBeNull();
-    expect(poolOf({ isInitialized: true, options: { type: 'postgres' }, driver: {} })).toBeNull();
-    expect(poolOf(undefined)).toBeNull();
-    expect(poolOf(new Proxy({}, { get: () => { throw new Error('x'); } }))).toBeNull();
+  it('a failure to get a connection is ledger_unavailable, whatever its class', () => {
+    const refused = ledgerFailure(classifyFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })), 'connect');
+    expect([refused.code, refused.details]).toEqual(['ledger_unavailable', { sqlstate: null, socket_error: 'ECONNREFUSED' }]);
   });
 });

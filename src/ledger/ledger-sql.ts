@@ -6,6 +6,8 @@
  * round trip. Internal; exported for the benchmark's raw floor.
  */
 
+import { LEDGER_INSTANCE_LOCK_NAMESPACE } from './ledger-instance-key';
+
 /** Verdict column of the deciding statements; `'ok'` means the write happened. */
 export type Verdict = 'ok' | 'completed' | 'invocation_owned' | 'lease_expired' | 'stale_owner';
 
@@ -15,6 +17,8 @@ export interface LedgerStatements {
   readonly create: string;
   /** $1 id, $2 token, $3 instance id, $4 now|null, $5 lease ms */
   readonly claim: string;
+  /** $1 id, $2 workflow_id, $3 workflow_version, $4 kind, $5 checkpoint json, $6 now|null, $7 token, $8 instance id, $9 lease ms */
+  readonly createAndClaim: string;
   /** $1 id, $2 token, $3 now|null, $4 lease ms */
   readonly renew: string;
   /** $1 id, $2 token, $3 now|null, $4 lease ms, $5 checkpoint json */
@@ -25,6 +29,10 @@ export interface LedgerStatements {
   readonly delete: string;
   /** $1 id */
   readonly get: string;
+  /** $1 limit, $2 now|null */
+  readonly listExpired: string;
+  /** $1 limit, $2 now|null, $3 outcome json */
+  readonly recoverExpired: string;
 }
 
 /** Epoch milliseconds: the explicit `now` parameter, else the database clock at evaluation. */
@@ -32,7 +40,7 @@ const nowOr = (parameter: string) => `COALESCE(${parameter}::bigint, floor(extra
 
 /** The advisory-lock key of an instance id: the first 8 bytes (signed) of SHA-256 over the prefixed id. */
 const instanceKey = (column: string) =>
-  `('x' || left(encode(sha256(convert_to('agent_runtime.ledger.instance:' || ${column}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+  `('x' || left(encode(sha256(convert_to('${LEDGER_INSTANCE_LOCK_NAMESPACE}:' || ${column}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
 
 const recordColumns = (t: string) =>
   `${t}.id, ${t}.workflow_id, ${t}.workflow_version, ${t}.kind, ${t}.checkpoint::text AS checkpoint_json, ${t}.phase, ` +
@@ -66,6 +74,17 @@ const FENCE_VERDICT = `CASE
       WHEN c.phase = 'running' AND c.owner_token = $2::uuid THEN CASE WHEN c.now < c.lease_until_ms THEN 'ok' ELSE 'lease_expired' END
       ELSE 'stale_owner' END`;
 
+/**
+ * Running rows whose lease has ended on one clock read, oldest lease first, at most $1: a range
+ * scan of the `_running_lease_idx` partial index (the clock is an InitPlan, so it bounds the scan).
+ */
+const expiredRows = (table: string, lock: string) => `
+  clock AS MATERIALIZED (SELECT ${nowOr('$2')} AS now),
+  expired AS MATERIALIZED (
+    SELECT t.id FROM ${table} AS t
+    WHERE t.phase = 'running' AND t.lease_until_ms <= (SELECT now FROM clock)
+    ORDER BY t.lease_until_ms LIMIT $1${lock})`;
+
 function fenced(table: string, assignments: string): string {
   return `WITH ${lockedAndClocked(table, 'id, phase, owner_token, lease_until_ms', '$3')},
   decided AS MATERIALIZED (SELECT c.id, c.now, ${FENCE_VERDICT} AS verdict FROM clocked c),
@@ -94,6 +113,13 @@ export function ledgerStatements(table: string): LedgerStatements {
     RETURNING ${recordColumns('t')})
   SELECT d.verdict, ${OUTPUT_COLUMNS} FROM decided d LEFT JOIN written w ON true`,
 
+    // one statement, so no outage can leave the row created and unclaimed
+    createAndClaim: `INSERT INTO ${table} AS t (id, workflow_id, workflow_version, kind, checkpoint, phase, owner_token, owner_instance,
+        lease_until_ms, revision, created_at_ms, updated_at_ms)
+      SELECT $1, $2, $3, $4, $5::jsonb, 'running', $7::uuid, $8, c.now + $9::bigint, 1, c.now, c.now FROM (SELECT ${nowOr('$6')} AS now) c
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ${recordColumns('t')}`,
+
     renew: fenced(table, 'lease_until_ms = d.now + $4::bigint'),
 
     checkpoint: fenced(table, 'lease_until_ms = d.now + $4::bigint, checkpoint = $5::jsonb'),
@@ -109,6 +135,19 @@ export function ledgerStatements(table: string): LedgerStatements {
   SELECT d.verdict FROM decided d`,
 
     get: `SELECT ${recordColumns('t')} FROM ${table} AS t WHERE t.id = $1`,
+
+    listExpired: `WITH ${expiredRows(table, '')}
+  SELECT ${recordColumns('t')} FROM expired e JOIN ${table} AS t ON t.id = e.id ORDER BY t.lease_until_ms, t.id`,
+
+    // FOR UPDATE re-checks the condition on the latest committed row version: a lease renewed
+    // meanwhile no longer matches, and rows other statements hold are skipped, not waited for
+    recoverExpired: `WITH ${expiredRows(table, ' FOR UPDATE OF t SKIP LOCKED')},
+  recovered AS (
+    UPDATE ${table} AS t SET phase = 'failed', outcome = $3::jsonb, owner_token = NULL, owner_instance = NULL, lease_until_ms = 0,
+      revision = t.revision + 1, updated_at_ms = (SELECT now FROM clock)
+    FROM expired e WHERE t.id = e.id
+    RETURNING t.id)
+  SELECT id FROM recovered ORDER BY id`,
   });
 }
 

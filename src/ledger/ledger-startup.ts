@@ -1,10 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DataSource } from 'typeorm';
-import { assertSchema, classifyFailure } from '../database/schema-validator';
+import { dedicatedConnectionOpener } from '../database/dedicated-connection';
+import { InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
+import { classifyFailure } from '../database/postgres-failure';
+import type { PgPool } from '../database/postgres-pool';
+import { assertSchema } from '../database/schema-validator';
 import { SchemaValidatorError } from '../database/schema-validator.errors';
 import type { Clock } from '../shared/clock';
-import { InstanceLock, instanceLockKey, type ReconnectBackoff } from './instance-lock';
-import { lockConnectionOpener, runStatement, type PgPool } from './ledger-connection';
+import { retry } from '../shared/retry';
+import { ledgerStatement } from './ledger-connection';
+import { instanceLockKey } from './ledger-instance-key';
 import type { ResolvedLedgerOptions } from './ledger-options';
 import { ledgerStatements, qualifiedTable, type LedgerStatements } from './ledger-sql';
 import { LedgerError } from './ledger.errors';
@@ -32,10 +36,10 @@ export async function openLedgerInstance(
   clock: Clock,
   backoff: ReconnectBackoff,
 ): Promise<OpenedLedgerInstance> {
-  const lock = new InstanceLock(lockConnectionOpener(pool), instanceLockKey(settings.instanceId), clock, backoff);
+  const lock = new InstanceLock(dedicatedConnectionOpener(pool), instanceLockKey(settings.instanceId), clock, backoff);
   try {
-    await connectWithRetries(lock, settings.connectRetries);
-    await assertLedgerTable(dataSource, settings, lock);
+    await connectWithRetries(lock, settings.connectRetries, clock);
+    await assertLedgerTable(dataSource, settings, lock, clock);
     // the DML is qualified, so a later change of search_path cannot redirect it
     const schema = settings.schema ?? (await currentSchema(pool));
     if (!(await lock.acquire())) throw new LedgerError('ledger_instance_id_in_use');
@@ -47,20 +51,20 @@ export async function openLedgerInstance(
   }
 }
 
-async function connectWithRetries(lock: InstanceLock, retries: number): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await lock.connect();
-      return;
-    } catch (error) {
-      const failure = classifyFailure(error);
-      if (!failure.connection || attempt > retries) throw new LedgerError('ledger_unavailable', { attempts: attempt, ...failure.codes });
-      await sleep(START_RETRY_DELAY_MS);
-    }
+async function connectWithRetries(lock: InstanceLock, retries: number, clock: Clock): Promise<void> {
+  let attempts = 0;
+  try {
+    await retry(
+      () => ((attempts += 1), lock.connect()),
+      { attempts: retries + 1, delayMs: START_RETRY_DELAY_MS, retryable: (error) => classifyFailure(error).connection },
+      clock,
+    );
+  } catch (error) {
+    throw new LedgerError('ledger_unavailable', { attempts, ...classifyFailure(error).codes });
   }
 }
 
-async function assertLedgerTable(dataSource: DataSource, settings: ResolvedLedgerOptions, lock: InstanceLock): Promise<void> {
+async function assertLedgerTable(dataSource: DataSource, settings: ResolvedLedgerOptions, lock: InstanceLock, clock: Clock): Promise<void> {
   try {
     await assertSchema(
       dataSource,
@@ -70,6 +74,7 @@ async function assertLedgerTable(dataSource: DataSource, settings: ResolvedLedge
         connectRetries: settings.connectRetries,
         requireSynchronousStandby: settings.requireSynchronousStandby,
         dedicatedConnections: lock.connection ? [lock.connection] : [],
+        clock,
       },
       (mismatches) => new LedgerError('schema_mismatch', { mismatches }),
     );
@@ -80,6 +85,6 @@ async function assertLedgerTable(dataSource: DataSource, settings: ResolvedLedge
 }
 
 async function currentSchema(pool: PgPool): Promise<string | null> {
-  const [row] = await runStatement(pool, 'SELECT current_schema() AS schema', []);
+  const [row] = await ledgerStatement(pool, 'SELECT current_schema() AS schema', []);
   return (row?.schema as string | null | undefined) ?? null;
 }

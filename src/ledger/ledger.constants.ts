@@ -17,3 +17,10 @@ export interface LedgerOperationEvent {
   /** Phase of the invocation after the operation; `null` when there is no record (refusals, delete, a missing row). */
   readonly phase: InvocationPhase | null;
 }
+
+/** Default `limit` of `listExpired` and `recoverExpired`. */
+export const DEFAULT_EXPIRED_LIMIT = 100;
+/** Largest `limit` of `listExpired` and `recoverExpired`: one call stays one bounded statement. */
+export const MAX_EXPIRED_LIMIT = 1000;
+/** Outcome `recoverExpired` stores on the invocations it fails. */
+export const LEASE_EXPIRED_OUTCOME = Object.freeze({ reason: 'lease_expired' });

@@ -1,7 +1,17 @@
 import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
 
 /** The operations of an {@link InvocationLedger}, each with its own `invalid_<operation>_arguments` code. */
-export type LedgerOperation = 'create' | 'claim' | 'renew' | 'checkpoint' | 'finish' | 'delete' | 'get';
+export type LedgerOperation =
+  | 'create'
+  | 'claim'
+  | 'create_and_claim'
+  | 'renew'
+  | 'checkpoint'
+  | 'finish'
+  | 'delete'
+  | 'get'
+  | 'list_expired'
+  | 'recover_expired';
 
 /** Every code a {@link LedgerError} carries (spec 04 §7). */
 export type LedgerErrorCode =

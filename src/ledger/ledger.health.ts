@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { HealthIndicatorResult } from '@nestjs/terminus';
+import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
+import { indicatorResult } from '../health/readiness-report';
 import { InvocationLedger } from './invocation-ledger';
 
 /** How long the pool and the lock connection have to answer `SELECT 1`. */
@@ -8,19 +10,16 @@ export const LEDGER_HEALTH_TIMEOUT_MS = 1000;
 /**
  * Readiness of the invocation ledger (spec 04 §8): `up` when the ledger is started, holds its
  * instance lock, and the pool and the lock connection answer `SELECT 1` within 1000 ms; `down`
- * otherwise. Data `{lock_held}`, never error text. List it as a provider next to `TerminusModule`.
+ * otherwise. Data `{lock_held}`, never error text. `LedgerModule` provides and exports it, and
+ * `ReadinessService` asks it; it answers in terminus' `HealthIndicatorResult` shape.
  */
+@ReadinessIndicator('invocation_ledger')
 @Injectable()
-export class LedgerHealthIndicator {
-  constructor(
-    private readonly ledger: InvocationLedger,
-    private readonly health: HealthIndicatorService,
-  ) {}
+export class LedgerHealthIndicator implements ComponentHealthIndicator {
+  constructor(private readonly ledger: InvocationLedger) {}
 
   async isHealthy(key = 'invocation_ledger'): Promise<HealthIndicatorResult> {
     const healthy = await this.ledger.isHealthy(LEDGER_HEALTH_TIMEOUT_MS);
-    const indicator = this.health.check(key);
-    const data = { lock_held: this.ledger.lockHeld };
-    return healthy ? indicator.up(data) : indicator.down(data);
+    return indicatorResult(key, healthy, { lock_held: this.ledger.lockHeld }) as HealthIndicatorResult;
   }
 }

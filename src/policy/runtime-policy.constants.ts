@@ -1,6 +1,6 @@
 import type { RuntimePolicy } from './runtime-policy';
-import type { RuntimePolicySpec } from './runtime-policy-spec';
-import type { AuditSink } from './audit-sink';
+import type { RuntimePolicySpec } from './runtime-policy-compiler';
+import type { AuditSink } from './audit-log/audit-sink';
 
 /** Injection token of the validated {@link RuntimePolicyModuleOptions}. */
 export const RUNTIME_POLICY_OPTIONS = Symbol('RUNTIME_POLICY_OPTIONS');

@@ -21,6 +21,7 @@ export type RuntimePolicyErrorCode =
   | 'invalid_runtime_policy_module_options'
   | 'runtime_policy_audit_persistence_failed'
   | 'invalid_runtime_policy_audit_event'
+  | 'runtime_policy_audit_log_not_configured'
   | 'schema_mismatch';
 
 /**

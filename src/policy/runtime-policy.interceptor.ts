@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { concatMap, from, Observable, switchMap } from 'rxjs';
-import { AuditRecorder } from './audit-recorder';
+import { AuditRecorder } from './audit-log/audit-recorder';
 import { auditFailureException, denialException } from './policy-http';
 import type { PolicyDecision } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';

@@ -1,20 +1,25 @@
-import { DynamicModule, Global, Logger, Module, type FactoryProvider, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/module-builder';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter-injection';
-import { AuditRecorder } from './audit-recorder';
-import { AuditSink } from './audit-sink';
-import { DeferredPostgresAuditLog } from './deferred-postgres-audit-log';
+import { AuditChainVerifier, auditChainVerifierOf } from './audit-log/audit-chain-verifier';
+import { AuditRecorder } from './audit-log/audit-recorder';
+import { AuditSink } from './audit-log/audit-sink';
+import { DeferredPostgresAuditLog } from './audit-log/deferred-postgres-audit-log';
 import { PolicyEndpointScanner } from './policy-endpoint.scanner';
 import { RuntimePolicy } from './runtime-policy';
 import { resolveRuntimePolicyModuleOptions, type ResolvedRuntimePolicyModuleOptions } from './runtime-policy-module-options';
 import { RUNTIME_POLICY_OPTIONS, type RuntimePolicyModuleOptions } from './runtime-policy.constants';
+import { RuntimePolicyError } from './runtime-policy.errors';
 import { RuntimePolicyInterceptor } from './runtime-policy.interceptor';
 
-/** Options of `RuntimePolicyModule.forRootAsync`. */
-export interface RuntimePolicyModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
-  inject?: FactoryProvider['inject'];
-  useFactory: (...args: any[]) => RuntimePolicyModuleOptions | Promise<RuntimePolicyModuleOptions>;
+/** A class that builds the module options (`useClass` / `useExisting`). */
+export interface RuntimePolicyOptionsFactory {
+  createRuntimePolicyOptions(): RuntimePolicyModuleOptions | Promise<RuntimePolicyModuleOptions>;
 }
+
+/** Options of `RuntimePolicyModule.forRootAsync`: `imports`, `inject`, exactly one of `useFactory`, `useClass`, `useExisting`. */
+export type RuntimePolicyModuleAsyncOptions = ModuleAsyncOptions<RuntimePolicyModuleOptions, RuntimePolicyOptionsFactory>;
 
 const logger = new Logger('RuntimePolicyModule');
 
@@ -39,6 +44,7 @@ const providers: Provider[] = [
     inject: [RUNTIME_POLICY_OPTIONS, AuditSink],
     useFactory: (options: ResolvedRuntimePolicyModuleOptions, sink: AuditSink | null) => new AuditRecorder(sink, options.auditDecisions, options.auditTimeoutMs),
   },
+  { provide: AuditChainVerifier, inject: [AuditSink], useFactory: auditChainVerifierOf },
   RuntimePolicyInterceptor,
   PolicyEndpointScanner,
 ];
@@ -52,27 +58,23 @@ const providers: Provider[] = [
 @Module({})
 export class RuntimePolicyModule {
   static forRoot(options: RuntimePolicyModuleOptions): DynamicModule {
-    return RuntimePolicyModule.build({ provide: RUNTIME_POLICY_OPTIONS, useFactory: () => resolveRuntimePolicyModuleOptions(options) });
+    return runtimePolicyModule.forRoot(options);
   }
 
   static forRootAsync(options: RuntimePolicyModuleAsyncOptions): DynamicModule {
-    return RuntimePolicyModule.build(
-      {
-        provide: RUNTIME_POLICY_OPTIONS,
-        inject: options.inject ?? [],
-        useFactory: async (...args: unknown[]) => resolveRuntimePolicyModuleOptions(await options.useFactory(...args)),
-      },
-      options.imports,
-    );
-  }
-
-  private static build(optionsProvider: Provider, imports: ModuleMetadata['imports'] = []): DynamicModule {
-    return {
-      module: RuntimePolicyModule,
-      global: true,
-      imports: [DiscoveryModule, ...imports],
-      providers: [optionsProvider, ...providers],
-      exports: [RuntimePolicy, AuditSink, RUNTIME_POLICY_OPTIONS, AuditRecorder, RuntimePolicyInterceptor],
-    };
+    return runtimePolicyModule.forRootAsync(options);
   }
 }
+
+const runtimePolicyModule = moduleBuilder<RuntimePolicyModuleOptions, RuntimePolicyOptionsFactory>({
+  module: RuntimePolicyModule,
+  optionsToken: RUNTIME_POLICY_OPTIONS,
+  factoryMethod: 'createRuntimePolicyOptions',
+  resolve: resolveRuntimePolicyModuleOptions,
+  invalid: (details) => new RuntimePolicyError('invalid_runtime_policy_module_options', details),
+  metadata: () => ({
+    imports: [DiscoveryModule],
+    providers,
+    exports: [RuntimePolicy, AuditSink, AuditChainVerifier, RUNTIME_POLICY_OPTIONS, AuditRecorder, RuntimePolicyInterceptor],
+  }),
+});

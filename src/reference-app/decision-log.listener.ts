@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import type { AdmissionDecisionEvent } from '../admission/admission.types';
+import { logField } from '../shared/log-escape';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 
 /** Logs every admission decision (the payload is content-free by construction). */
@@ -10,6 +11,6 @@ export class DecisionLogListener {
 
   @OnEvent(TelemetryEvents.admissionDecision)
   onAdmission(event: AdmissionDecisionEvent): void {
-    this.logger.log(`${event.outcome} agent=${event.agent_id} wait_ms=${event.wait_ms} active=${event.active} queued=${event.queued}`);
+    this.logger.log(`${event.outcome} agent=${logField(event.agent_id)} wait_ms=${event.wait_ms} active=${event.active} queued=${event.queued}`);
   }
 }

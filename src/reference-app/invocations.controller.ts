@@ -7,9 +7,10 @@ import type { InvocationRecord } from '../ledger/invocation-record';
 export class InvocationsController {
   constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger) {}
 
+  /** 404 only when there is no record; a ledger failure (an outage) propagates to the error filter. */
   @Get(':id')
   async get(@Param('id') id: string): Promise<InvocationRecord> {
-    const record = await this.ledger.get(id).catch(() => null);
+    const record = await this.ledger.get(id);
     if (!record) throw new NotFoundException({ status_code: 404, error: 'Not Found', code: 'not_found' });
     return record;
   }

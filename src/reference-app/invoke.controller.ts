@@ -1,10 +1,12 @@
 import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, Param, Post, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission, AdmissionPermit, AdmissionSignal } from '../admission/admission.decorator';
 import type { Permit } from '../admission/permit';
+import { finishWithRetry } from '../ledger/finish-retry';
 import { InvocationLedger } from '../ledger/invocation-ledger';
+import { systemClock } from '../shared/clock';
+import { sleep } from '../shared/timeout';
 
 /** Body of `POST /agents/:agent/invoke`. */
 export class InvokeRequest {
@@ -19,8 +21,10 @@ const cancelled = () => new HttpException({ status_code: 499, error: 'Client Clo
 
 /**
  * Simulated agent work admitted per agent (the agent id is the route parameter). Each admitted call
- * is recorded in the invocation ledger: created, claimed under a lease, finished `completed` or
- * `cancelled`, so `GET /invocations/:id` shows its durable record.
+ * is recorded in the invocation ledger: created and claimed in one statement (an outage cannot leave
+ * it created and unclaimed), then finished `completed` or `cancelled` with bounded retries, so
+ * `GET /invocations/:id` shows its durable record. A row whose finish never landed keeps its lease
+ * and is failed by the lease recovery once the lease ends.
  */
 @Controller('agents')
 export class InvokeController {
@@ -37,16 +41,16 @@ export class InvokeController {
   ): Promise<{ invocation_id: string; agent_id: string; work_ms: number; completed: true }> {
     const workMs = body.work_ms ?? 200;
     const id = randomUUID();
-    await this.ledger.create(id, { workflowId: agentId, workflowVersion: '1', kind: 'agent_run' }, { step: 'admitted' });
-    const { ownerToken } = await this.ledger.claim(id, { leaseMs: workMs + 30_000 });
+    const metadata = { workflowId: agentId, workflowVersion: '1', kind: 'agent_run' };
+    const { ownerToken } = await this.ledger.createAndClaim(id, metadata, { step: 'admitted' }, { leaseMs: workMs + 30_000 });
     try {
-      await sleep(workMs, undefined, { signal });
+      await sleep(workMs, systemClock, signal);
       if (permit.signal.aborted) throw cancelled();
     } catch {
-      await this.ledger.finish(id, ownerToken, 'cancelled', null, { step: 'cancelled' }).catch(() => undefined);
+      await finishWithRetry(this.ledger, id, ownerToken, 'cancelled', null, { step: 'cancelled' }).catch(() => undefined);
       throw cancelled();
     }
-    await this.ledger.finish(id, ownerToken, 'completed', { work_ms: workMs }, { step: 'done' });
+    await finishWithRetry(this.ledger, id, ownerToken, 'completed', { work_ms: workMs }, { step: 'done' });
     return { invocation_id: id, agent_id: agentId, work_ms: workMs, completed: true };
   }
 }

@@ -1,9 +1,10 @@
 import { Body, Controller, Get, HttpCode, Inject, Post } from '@nestjs/common';
 import { AgentEndpoint, ToolEndpoint } from '../policy/policy-endpoint.decorator';
 import { RuntimePolicy } from '../policy/runtime-policy';
-import { AuditSink } from '../policy/audit-sink';
-import { DeferredPostgresAuditLog } from '../policy/deferred-postgres-audit-log';
-import type { AuditChainReport } from '../policy/audit-chain';
+import { AuditChainVerifier } from '../policy/audit-log/audit-chain-verifier';
+import type { AuditChainReport } from '../policy/audit-log/audit-chain-verification';
+import { RuntimePolicyError } from '../policy/runtime-policy.errors';
+import { JsonObjectBodyPipe } from '../shared/request-body-validation';
 
 type ChatBody = { prompt?: unknown };
 type SearchBody = { query?: unknown; results?: unknown };
@@ -15,14 +16,14 @@ const promptOf = (request: { body?: ChatBody }) => request.body?.prompt ?? '';
 export class PolicyDemoController {
   constructor(
     @Inject(RuntimePolicy) private readonly policy: RuntimePolicy,
-    @Inject(AuditSink) private readonly sink: unknown,
+    @Inject(AuditChainVerifier) private readonly auditChain: AuditChainVerifier,
   ) {}
 
   /** Agent `helper` is allowed: the prompt (≤ 4 KiB) is checked before, the reply after. */
   @Post('chat/helper')
   @HttpCode(200)
   @AgentEndpoint({ agent: 'helper', input: promptOf })
-  chatHelper(@Body() body: ChatBody): { agent: string; reply: string } {
+  chatHelper(@Body(JsonObjectBodyPipe) body: ChatBody): { agent: string; reply: string } {
     return { agent: 'helper', reply: `helper read ${String(body.prompt ?? '').length} characters` };
   }
 
@@ -38,7 +39,7 @@ export class PolicyDemoController {
   @Post('tools/search')
   @HttpCode(200)
   @ToolEndpoint({ tool: 'search' })
-  search(@Body() body: SearchBody): { hits: string[] } {
+  search(@Body(JsonObjectBodyPipe) body: SearchBody): { hits: string[] } {
     const count = Math.min(Math.max(Number(body.results ?? 3) || 0, 0), 1000);
     return { hits: Array.from({ length: count }, (_, i) => `result ${i + 1} for the query`) };
   }
@@ -60,7 +61,11 @@ export class PolicyDemoController {
   /** Verifies the hash-chained audit log (report without decision content). */
   @Get('policy/audit/verify')
   async verify(): Promise<AuditChainReport | { status: 'no_postgres_audit_log' }> {
-    const log = this.sink instanceof DeferredPostgresAuditLog ? this.sink.auditLog : undefined;
-    return log ? log.verifyChain() : { status: 'no_postgres_audit_log' };
+    try {
+      return await this.auditChain.verify();
+    } catch (error) {
+      if (RuntimePolicyError.isRuntimePolicyError(error) && error.code === 'runtime_policy_audit_log_not_configured') return { status: 'no_postgres_audit_log' };
+      throw error;
+    }
   }
 }

@@ -1,21 +1,21 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
-import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AdmissionConfig } from '../admission/admission-config';
 import { AdmissionModule } from '../admission/admission.module';
-import { AdmissionHealthIndicator } from '../admission/admission.health';
 import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
+import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
 import { DecisionLogListener } from './decision-log.listener';
 import { InvokeController } from './invoke.controller';
 import { InvocationsController } from './invocations.controller';
+import { leaseRecoveryProviders } from './lease-recovery.service';
 import { LedgerModule } from '../ledger/ledger.module';
-import { LedgerHealthIndicator } from '../ledger/ledger.health';
 import { referenceAdmissionConfig, referencePolicySpec } from './reference-config';
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
-import type { RuntimePolicySpec } from '../policy/runtime-policy-spec';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
 
 /** Settings of the reference service. */
@@ -42,17 +42,15 @@ export class ReferenceAppModule {
         EventEmitterModule.forRoot(),
         AdmissionModule.forRoot(options.admission ?? referenceAdmissionConfig()),
         TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
-        // after TypeOrmModule, so that on shutdown the ledger closes before its DataSource
         LedgerModule.forRoot(),
         RuntimePolicyModule.forRoot({
           policy: options.policy ?? referencePolicySpec(),
           auditLog: 'postgres',
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
-        TerminusModule,
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
-      providers: [AdmissionHealthIndicator, DatabaseHealthIndicator, LedgerHealthIndicator, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
+      providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
     };
   }
 }

@@ -1,10 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
-import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { Controller, Get, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { AdmissionController } from '../admission/admission-controller';
-import { AdmissionHealthIndicator } from '../admission/admission.health';
 import type { AdmissionStatus } from '../admission/admission.types';
-import { DatabaseHealthIndicator } from '../database/database.health';
-import { LedgerHealthIndicator } from '../ledger/ledger.health';
+import { ReadinessService } from '../health/readiness.service';
+import type { ReadinessReport } from '../health/readiness-report';
 
 /** `GET /admission/status`: the controller's aggregate, content-free status record. */
 @Controller('admission')
@@ -17,25 +16,22 @@ export class AdmissionStatusController {
   }
 }
 
-/** Liveness checks nothing external; readiness aggregates the components' indicators. */
+/** Liveness checks nothing external; readiness aggregates every configured component's indicator. */
 @Controller('health')
 export class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly admission: AdmissionHealthIndicator,
-    private readonly database: DatabaseHealthIndicator,
-    private readonly ledger: LedgerHealthIndicator,
-  ) {}
+  constructor(private readonly readiness: ReadinessService) {}
 
-  /** A plain handler: terminus answers 503 to every check once it begins shutting down. */
+  /** A plain handler: it checks nothing, so it answers 200 during shutdown too. */
   @Get('live')
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
+  /** 200 when every component is up, else 503; either way the body names every component. */
   @Get('ready')
-  @HealthCheck()
-  ready() {
-    return this.health.check([() => this.admission.isHealthy(), () => this.database.isHealthy(), () => this.ledger.isHealthy()]);
+  async ready(@Res({ passthrough: true }) response: Response): Promise<ReadinessReport> {
+    const report = await this.readiness.check();
+    response.status(report.status === 'ok' ? 200 : 503);
+    return report;
   }
 }

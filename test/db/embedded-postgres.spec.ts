@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { assertTraversableByOthers, openProjectDatabase, startThrowawayPostgres } from '../../src/database/embedded-postgres';
+import { openProjectDatabase, startThrowawayPostgres } from '../../src/database/embedded-postgres';
+import { firstClosedDirectory } from '../../src/database/postgres-os-user';
 
 async function version(url: string): Promise<string> {
   const client = new Client({ connectionString: url });
@@ -47,15 +48,21 @@ describe('embedded Postgres launcher', () => {
     }
   }, 60_000);
 
-  it('names the directory the postgres OS user cannot enter', () => {
+  it('names the first directory on the way that another OS user cannot enter, by owner, group and other bits', () => {
     const base = mkdtempSync(join(tmpdir(), 'agent-runtime-perm-'));
     const inner = join(base, 'inner');
     mkdirSync(inner);
+    const stranger = { uid: 54_321, gid: 54_321 };
+    const owner = { uid: process.getuid!(), gid: 54_321 };
     try {
-      expect(() => assertTraversableByOthers(inner)).toThrow(`cannot enter ${base}`);
+      expect(firstClosedDirectory(inner, stranger)).toBe(base);
+      expect(firstClosedDirectory(inner, owner)).toBeUndefined();
+      chmodSync(base, 0o701);
+      expect(firstClosedDirectory(inner, stranger)).toBeUndefined();
+      chmodSync(base, 0o601);
+      expect(firstClosedDirectory(inner, owner)).toBe(base);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
-    expect(existsSync(base)).toBe(false);
   });
 });

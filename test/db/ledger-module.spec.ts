@@ -1,6 +1,6 @@
 import { Injectable, Module, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { EventEmitter2, EventEmitterModule } from '@nestjs/event-emitter';
-import { TerminusModule } from '@nestjs/terminus';
+import { HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { agentRuntimeDataSourceOptions } from '../../src/database/data-source.factory';
@@ -8,7 +8,7 @@ import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import { LEDGER_OPERATION_EVENT } from '../../src/ledger/ledger.constants';
 import { LedgerError } from '../../src/ledger/ledger.errors';
 import { LedgerHealthIndicator } from '../../src/ledger/ledger.health';
-import { LedgerModule, type LedgerModuleOptions } from '../../src/ledger/ledger.module';
+import { LedgerModule, type LedgerModuleOptions, type LedgerOptionsFactory } from '../../src/ledger/ledger.module';
 import { META, serverSql, useLedgerHarness } from '../support/ledger-harness';
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
@@ -70,17 +70,20 @@ describe('§8 Nest module: start-up', () => {
     expect(await h().advisoryLocks()).toEqual([]);
   });
 
-  it.each<[string, unknown, string]>([
-    ['an unknown key', { instanceId: 'x', leaseMs: 10 }, 'unknown'],
-    ['a table name longer than 44 characters', { tableName: 'a'.repeat(45) }, 'tableName'],
-    ['a bad instanceId', { instanceId: 'has space' }, 'instanceId'],
-    ['a bad dataSourceName', { dataSourceName: '' }, 'dataSourceName'],
-  ])('%s fails start-up with invalid_ledger_options', async (_name, options, option) => {
+  it.each<[string, unknown, Record<string, unknown>]>([
+    ['an unknown key', { instanceId: 'x', leaseMs: 10 }, { field: 'leaseMs' }],
+    ['a table name longer than 44 characters', { tableName: 'a'.repeat(45) }, { field: 'tableName' }],
+    ['a bad instanceId', { instanceId: 'has space' }, { field: 'instanceId' }],
+    ['a bad dataSourceName', { dataSourceName: '' }, { field: 'dataSourceName' }],
+    ['a dataSourceName behind a getter', Object.defineProperty({}, 'dataSourceName', { get: () => 'x', enumerable: true }), { field: 'dataSourceName' }],
+    ['a getter beside a valid dataSourceName', Object.defineProperty({ dataSourceName: 'default' }, 'instanceId', { get: () => 'x', enumerable: true }), { field: 'instanceId' }],
+    ['a Proxy', new Proxy({}, {}), { field: 'options' }],
+  ])('%s fails start-up with invalid_ledger_options', async (_name, options, details) => {
     const error = await boot([typeOrm(h().database.url), LedgerModule.forRoot(options as LedgerModuleOptions)]).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toMatchObject({ code: 'invalid_ledger_options', details: { option } });
+    expect(error).toMatchObject({ code: 'invalid_ledger_options', details });
   });
 
   it('forRootAsync takes options from a factory with imports and inject, on a named DataSource', async () => {
@@ -112,7 +115,59 @@ describe('§8 Nest module: start-up', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(error).toMatchObject({ code: 'invalid_ledger_options', details: { option: 'dataSourceName' } });
+    expect(error).toMatchObject({ code: 'invalid_ledger_options', details: { field: 'dataSourceName' } });
+  });
+
+  it('forRootAsync takes options from a useClass factory (createLedgerOptions) with its injected dependency', async () => {
+    @Injectable()
+    class InstanceName {
+      readonly value = 'from-class';
+    }
+    @Module({ providers: [InstanceName], exports: [InstanceName] })
+    class NamesModule {}
+    @Injectable()
+    class LedgerConfig implements LedgerOptionsFactory {
+      constructor(private readonly name: InstanceName) {}
+      async createLedgerOptions(): Promise<LedgerModuleOptions> {
+        return { instanceId: this.name.value };
+      }
+    }
+    const app = await boot([typeOrm(h().database.url), LedgerModule.forRootAsync({ imports: [NamesModule], useClass: LedgerConfig })]);
+    apps.push(app);
+    expect(app.get(InvocationLedger).instanceId).toBe('from-class');
+  });
+
+  it('forRootAsync takes options from a useExisting factory exported by an imported module', async () => {
+    @Injectable()
+    class LedgerConfig implements LedgerOptionsFactory {
+      createLedgerOptions(): LedgerModuleOptions {
+        return { instanceId: 'from-existing', dataSourceName: 'ledgerdb' };
+      }
+    }
+    @Module({ providers: [LedgerConfig], exports: [LedgerConfig] })
+    class ConfigModule {}
+    const app = await boot([
+      typeOrm(h().database.url, 'ledgerdb'),
+      LedgerModule.forRootAsync({ dataSourceName: 'ledgerdb', imports: [ConfigModule], useExisting: LedgerConfig }),
+    ]);
+    apps.push(app);
+    expect(app.get(InvocationLedger).instanceId).toBe('from-existing');
+  });
+
+  it.each<[string, () => unknown, Record<string, unknown>]>([
+    ['no factory', () => LedgerModule.forRootAsync({}), { field: 'forRootAsync' }],
+    ['two factories', () => LedgerModule.forRootAsync({ useFactory: () => ({}), useExisting: class {} as never }), { fields: ['useExisting', 'useFactory'] }],
+    ['an empty dataSourceName', () => LedgerModule.forRootAsync({ dataSourceName: '', useFactory: () => ({}) }), { field: 'dataSourceName' }],
+    ['an unknown key', () => LedgerModule.forRootAsync({ useFactory: () => ({}), injects: [] } as never), { field: 'injects' }],
+  ])('forRootAsync with %s is refused when declared with invalid_ledger_options', (_name, declare, details) => {
+    let caught: unknown;
+    try {
+      declare();
+    } catch (error) {
+      caught = error;
+    }
+    expect(LedgerError.isLedgerError(caught)).toBe(true);
+    expect(caught).toMatchObject({ code: 'invalid_ledger_options', details });
   });
 });
 
@@ -120,7 +175,8 @@ describe('§8 Nest module: health, shutdown and telemetry', () => {
   const h = useLedgerHarness();
 
   it('the health indicator is up with lock_held while the lock is held, down when the lock connection is killed, and up again after the reconnect', async () => {
-    const app = await boot([typeOrm(h().database.url), TerminusModule, LedgerModule.forRoot({ instanceId: 'health-1' })], [LedgerHealthIndicator]);
+    // the module provides its indicator: the app does not list it
+    const app = await boot([typeOrm(h().database.url), LedgerModule.forRoot({ instanceId: 'health-1' })]);
     try {
       const indicator = app.get(LedgerHealthIndicator);
       expect(await indicator.isHealthy()).toEqual({ invocation_ledger: { status: 'up', lock_held: true } });
@@ -142,7 +198,7 @@ describe('§8 Nest module: health, shutdown and telemetry', () => {
   });
 
   it('the health indicator is down when the database stops answering the pool', async () => {
-    const app = await boot([typeOrm(h().database.url), TerminusModule, LedgerModule.forRoot()], [LedgerHealthIndicator]);
+    const app = await boot([typeOrm(h().database.url), LedgerModule.forRoot()]);
     try {
       const indicator = app.get(LedgerHealthIndicator);
       const [{ db }] = await h().sql<{ db: string }>('SELECT current_database() AS db');
@@ -159,6 +215,21 @@ describe('§8 Nest module: health, shutdown and telemetry', () => {
       } finally {
         await serverSql(`ALTER DATABASE ${db} ALLOW_CONNECTIONS true`);
       }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the indicator listed beside TerminusModule still serves a HealthCheckService check', async () => {
+    const app = await boot([typeOrm(h().database.url), TerminusModule, LedgerModule.forRoot()], [LedgerHealthIndicator]);
+    try {
+      const indicator = app.get(LedgerHealthIndicator);
+      expect(await app.get(HealthCheckService).check([() => indicator.isHealthy()])).toEqual({
+        status: 'ok',
+        info: { invocation_ledger: { status: 'up', lock_held: true } },
+        error: {},
+        details: { invocation_ledger: { status: 'up', lock_held: true } },
+      });
     } finally {
       await app.close();
     }

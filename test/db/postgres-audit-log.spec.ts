@@ -2,7 +2,8 @@ import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
 import { canonicalJson } from '../../src/json';
-import { GENESIS_HASH, PostgresAuditLog } from '../../src/policy/postgres-audit-log';
+import { PostgresAuditLog } from '../../src/policy/audit-log/postgres-audit-log';
+import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE, GENESIS_HASH } from '../../src/policy/audit-log/audit-log.constants';
 import type { PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicy } from '../../src/policy/runtime-policy';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
@@ -22,12 +23,12 @@ async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): P
   }
 }
 
-/** Runs SQL with the append-only triggers switched off, as an attacker with table ownership could. */
+/** Runs SQL with the append-only triggers of log and head switched off, as an attacker with table ownership could. */
 function tamper(url: string, sql: string): Promise<unknown> {
   return withClient(url, async (client) => {
-    await client.query('ALTER TABLE agent_runtime_policy_audit_log DISABLE TRIGGER USER');
+    for (const table of [AUDIT_LOG_TABLE, AUDIT_HEAD_TABLE]) await client.query(`ALTER TABLE ${table} DISABLE TRIGGER USER`);
     await client.query(sql);
-    await client.query('ALTER TABLE agent_runtime_policy_audit_log ENABLE TRIGGER USER');
+    for (const table of [AUDIT_LOG_TABLE, AUDIT_HEAD_TABLE]) await client.query(`ALTER TABLE ${table} ENABLE TRIGGER USER`);
   });
 }
 

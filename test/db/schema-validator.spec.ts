@@ -14,6 +14,7 @@ import {
   type TableSpec,
 } from '../../src/database';
 import { AgentRuntimeError, type ErrorDetails } from '../../src/shared/agent-runtime-error';
+import { fingerprintFunction } from '../../src/database/trigger-comparison';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 
 const WIDGETS_SQL = `
@@ -386,6 +387,57 @@ describe('§1.3 what counts as a mismatch', () => {
           expected: 'absent',
           actual: '(widget_id) references widgets (id) on delete no action',
         },
+      ]);
+    });
+  });
+
+  describe('triggers and their functions', () => {
+    const GUARD_BODY = `
+      BEGIN
+        RAISE EXCEPTION 'widget_parts is frozen';
+      END
+    `;
+    const GUARDED = defineTableSpec({
+      ...WIDGET_PARTS,
+      triggers: [
+        { name: 'widget_parts_frozen', timing: 'before', events: ['update', 'delete'], level: 'row', function: 'widget_parts_guard', functionFingerprint: fingerprintFunction('plpgsql', GUARD_BODY) },
+      ],
+    });
+    const expected = 'before update or delete for each row execute widget_parts_guard()';
+
+    beforeEach(async () => {
+      await sql(WIDGETS_SQL);
+      await sql(`CREATE FUNCTION widget_parts_guard() RETURNS trigger LANGUAGE plpgsql AS $$${GUARD_BODY}$$`);
+      await sql('CREATE TRIGGER widget_parts_frozen BEFORE UPDATE OR DELETE ON widget_parts FOR EACH ROW EXECUTE FUNCTION widget_parts_guard()');
+    });
+
+    it('a declared trigger that exists, is enabled and calls its unaltered function gives no mismatch', async () => {
+      expect((await validate([WIDGETS, GUARDED])).mismatches).toEqual([]);
+    });
+
+    it('a trigger re-created with a column list or a WHEN condition no longer matches its declaration', async () => {
+      await sql('DROP TRIGGER widget_parts_frozen ON widget_parts');
+      await sql('CREATE TRIGGER widget_parts_frozen BEFORE UPDATE OF part OR DELETE ON widget_parts FOR EACH ROW WHEN (false) EXECUTE FUNCTION widget_parts_guard()');
+      expect((await validate([WIDGETS, GUARDED])).mismatches).toEqual([
+        { table: 'widget_parts', property: 'trigger:widget_parts_frozen', expected, actual: `${expected} of (part) with a when condition` },
+      ]);
+    });
+
+    it('an undeclared trigger is reported as absent / its definition, after the declared ones; triggers come after foreign keys', async () => {
+      await sql('ALTER TABLE widget_parts DROP CONSTRAINT widget_parts_widget_fkey');
+      await sql('CREATE TRIGGER a_extra AFTER INSERT ON widget_parts FOR EACH STATEMENT EXECUTE FUNCTION widget_parts_guard()');
+      expect((await validate([WIDGETS, GUARDED])).mismatches).toEqual([
+        { table: 'widget_parts', property: 'foreign_key:widget_parts_widget_fkey', expected: '(widget_id) references widgets (id) on delete cascade', actual: 'missing' },
+        { table: 'widget_parts', property: 'trigger:a_extra', expected: 'absent', actual: 'after insert for each statement execute widget_parts_guard()' },
+      ]);
+    });
+
+    it('a trigger function found only in another schema is missing; a trigger calling it names that schema', async () => {
+      await sql('CREATE SCHEMA elsewhere');
+      await sql('ALTER FUNCTION widget_parts_guard() SET SCHEMA elsewhere');
+      expect((await validate([WIDGETS, GUARDED])).mismatches).toEqual([
+        { table: 'widget_parts', property: 'trigger:widget_parts_frozen', expected, actual: 'before update or delete for each row execute elsewhere.widget_parts_guard()' },
+        { table: 'widget_parts', property: 'function:widget_parts_guard', expected: `fingerprint ${GUARDED.triggers?.[0].functionFingerprint}`, actual: 'missing' },
       ]);
     });
   });

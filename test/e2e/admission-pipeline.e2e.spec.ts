@@ -4,8 +4,14 @@
  * the response `close` fallback after a later guard throws; class and handler `@Admission`;
  * `@AdmissionPermit()`; a global `AdmissionGuard`; broken agent resolvers.
  */
-import { BadRequestException, ConflictException } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { BadRequestException, ConflictException, type ExecutionContext } from '@nestjs/common';
+import { APP_GUARD, HttpAdapterHost, Reflector } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AdmissionController } from '../../src/admission/admission-controller';
+import { Admission } from '../../src/admission/admission.decorator';
+import { AdmissionError } from '../../src/admission/admission.errors';
 import { AdmissionGuard } from '../../src/admission/admission.guard';
 import { settleTime, useApps, waitFor, type TestApp } from './support/harness';
 import { RESOLVER_CANARY } from './support/routes';
@@ -256,7 +262,7 @@ describe('admission over HTTP: the Nest pipeline', () => {
   });
 
   describe('broken agent resolvers', () => {
-    it.each(['throws', 'throws-http', 'empty', 'too-long', 'not-a-string', 'lone-surrogate', 'undefined'])(
+    it.each(['throws', 'throws-http', 'not-a-string', 'undefined'])(
       'resolver %s → 500 invalid_admission_options without its exception text',
       async (kind) => {
         const t = await start();
@@ -272,5 +278,92 @@ describe('admission over HTTP: the Nest pipeline', () => {
         expect(t.status()).toMatchObject({ active: 0, queue_length: 0 });
       },
     );
+
+    it.each(['empty', 'too-long', 'lone-surrogate'])('resolver answering an invalid id (%s) → 400 invalid_agent_id, nothing admitted', async (kind) => {
+      const t = await start();
+      const result = await t.http.get(`/broken/${kind}`).result;
+      expect(result.status).toBe(400);
+      expect(result.body).toEqual({ status_code: 400, error: 'Bad Request', code: 'invalid_agent_id' });
+      expect(result.headers['retry-after']).toBeUndefined();
+      expect(t.probe.started).toEqual([]);
+      expect(t.decisions).toEqual([]);
+      expect(t.status()).toMatchObject({ active: 0, queue_length: 0 });
+    });
+
+    it('a fixed agent id that breaks the id rule is a route misconfiguration → 500 invalid_admission_options', async () => {
+      const t = await start();
+      const result = await t.http.get('/broken-fixed').result;
+      expect(result.status).toBe(500);
+      expect(result.body).toEqual({ status_code: 500, error: 'Internal Server Error', code: 'invalid_admission_options' });
+      expect(t.decisions).toEqual([]);
+    });
+  });
+  describe('the route signal and the permit', () => {
+    it('revoking the permit while the handler runs aborts @AdmissionSignal with permit_revoked; the later release is a no-op', async () => {
+      const t = await start();
+      const call = t.http.get('/work/pair/default/rv');
+      await started(t, 'rv');
+      const permit = t.probe.permits.get('rv');
+      expect(permit).toBeDefined();
+      expect(t.admission.cancel(permit!.requestRef)).toBe(true);
+      const reason = await waitFor(() => t.probe.aborted.get('rv'), 'the route signal to abort');
+      expect(reason).toBeInstanceOf(AdmissionError);
+      expect(reason).toMatchObject({ code: 'permit_revoked', details: { outcome: 'cancelled' } });
+      expect(t.status().active).toBe(0);
+      t.probe.finish('rv');
+      expect((await call.result).status).toBe(200);
+      await settleTime(50);
+      expect(t.outcomes('pair')).toEqual(['granted', 'cancelled']);
+    });
+  });
+
+  describe('the guard on a real socket, called directly', () => {
+    class DirectRoutes {
+      run(): void {}
+    }
+    Reflect.decorate([Admission('direct', { overflow: 'queue' })], DirectRoutes.prototype, 'run', Object.getOwnPropertyDescriptor(DirectRoutes.prototype, 'run'));
+
+    /** Serves one request at a time to `onRequest`; the test decides when to answer. */
+    async function directServer(onRequest: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+      const server = http.createServer(onRequest);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+    }
+
+    it('answers true synchronously when the permit is granted at once, a promise when queued; close releases without an interceptor', async () => {
+      const controller = new AdmissionController({ defaultAgentLimit: 1, overflow: 'queue' });
+      const guard = new AdmissionGuard(new Reflector(), controller, { httpAdapter: { setHeader: () => undefined } } as unknown as HttpAdapterHost);
+      const answers: Array<boolean | Promise<boolean>> = [];
+      const responses: http.ServerResponse[] = [];
+      const { server, url } = await directServer((req, res) => {
+        const context = new ExecutionContextHost([req, res, () => undefined], DirectRoutes, DirectRoutes.prototype.run);
+        context.setType('http');
+        answers.push(guard.canActivate(context as ExecutionContext) as boolean | Promise<boolean>);
+        responses.push(res);
+      });
+      try {
+        const first = fetch(url);
+        await waitFor(() => answers.length === 1, 'the first request');
+        expect(answers[0]).toBe(true);
+        expect(controller.status().active).toBe(1);
+
+        const second = fetch(url);
+        await waitFor(() => answers.length === 2, 'the second request');
+        expect(answers[1]).toBeInstanceOf(Promise);
+        expect(controller.status().queue_length).toBe(1);
+
+        // no interceptor ever attached: the response's close is the release
+        responses[0].end('one');
+        await expect(answers[1]).resolves.toBe(true);
+        expect(controller.status()).toMatchObject({ active: 1, queue_length: 0 });
+        responses[1].end('two');
+        expect(await (await first).text()).toBe('one');
+        expect(await (await second).text()).toBe('two');
+        await waitFor(() => controller.status().active === 0, 'the last permit to come back');
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
   });
 });

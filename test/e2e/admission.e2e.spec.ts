@@ -247,4 +247,45 @@ describe('admission over HTTP: overflow, queueing, disconnects', () => {
       expect(Math.max(...t.decisions.map((event) => event.active))).toBeLessThanOrEqual(1);
     });
   });
+  describe('an invalid agent id from the path: the client is at fault (400), not the route (500)', () => {
+    const BAD_ID = { status_code: 400, error: 'Bad Request', code: 'invalid_agent_id' };
+
+    it.each([
+      ['300 bytes long', 'x'.repeat(300)],
+      ['257 bytes long', 'x'.repeat(257)],
+      ['a newline and an ANSI escape', 'a%0A%1B%5B31mFAKE'],
+      ['a NUL', 'a%00b'],
+      ['a C1 control', 'a%C2%85b'],
+      ['a DEL', 'a%7Fb'],
+    ])('POST /agents/<id>/invoke with an id %s → 400 invalid_agent_id, no permit taken', async (_, id) => {
+      const t = await start();
+      const result = await t.http.send(`/agents/${id}/invoke`, { method: 'POST', body: {} }).result;
+      expect(result.status).toBe(400);
+      expect(result.body).toEqual(BAD_ID);
+      expect(result.headers['retry-after']).toBeUndefined();
+      expect(t.decisions).toEqual([]);
+      expect(t.status()).toMatchObject({ active: 0, queue_length: 0 });
+      expect(t.logger.entries.map((entry) => entry.text).join('\n')).not.toMatch(/FAKE|\u001b/);
+    });
+
+    it('admits an id of exactly 256 bytes, then releases it', async () => {
+      const t = await start();
+      const id = 'x'.repeat(256);
+      const result = await t.http.send(`/agents/${id}/invoke`, { method: 'POST', body: {} }).result;
+      expect(result.status).toBe(201);
+      expect(result.body).toEqual({ agent_id: id });
+      await waitFor(() => t.status().active === 0, 'the permit to come back');
+      expect(t.outcomes()).toEqual(['granted', 'released']);
+    });
+
+    it('leaks no permit over many bad ids mixed with good ones', async () => {
+      const t = await start();
+      const paths = Array.from({ length: 20 }, (_, i) => (i % 2 ? `/agents/${'y'.repeat(300)}/invoke` : `/agents/good-${i}/invoke`));
+      const results = await Promise.all(paths.map((path) => t.http.send(path, { method: 'POST', body: {} }).result));
+      expect(results.map((result) => result.status)).toEqual(paths.map((_, i) => (i % 2 ? 400 : 201)));
+      await waitFor(() => t.status().active === 0, 'every permit to come back');
+      expect(t.count('granted')).toBe(10);
+      expect(t.count('released')).toBe(10);
+    });
+  });
 });

@@ -4,7 +4,7 @@
  * that a failed or hung sink fails the request closed with 503.
  */
 import { summarizeDecision } from '../../src/policy/policy-decision';
-import { AuditSink } from '../../src/policy/audit-sink';
+import { AuditSink } from '../../src/policy/audit-log/audit-sink';
 import { settleTime, waitFor } from './support/harness';
 import {
   argsOfSize,

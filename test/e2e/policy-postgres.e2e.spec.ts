@@ -8,10 +8,14 @@ import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { agentRuntimeDataSourceOptions } from '../../src/database/data-source.factory';
-import { AuditSink } from '../../src/policy/audit-sink';
-import { verifyAuditChain } from '../../src/policy/audit-chain';
+import { AuditSink } from '../../src/policy/audit-log/audit-sink';
+import { AuditChainVerifier } from '../../src/policy/audit-log/audit-chain-verifier';
+import { AUDIT_LOG_TABLE, GENESIS_HASH } from '../../src/policy/audit-log/audit-log.constants';
+import { AUDIT_LOG_TABLE_SPEC } from '../../src/policy/audit-log/audit-log.schema';
+import { describeTriggerSpec } from '../../src/database/trigger-comparison';
+import { verifyAuditChain } from '../../src/policy/audit-log/audit-chain-verification';
 import { canonicalJson } from '../../src/json';
-import { DeferredPostgresAuditLog } from '../../src/policy/deferred-postgres-audit-log';
+import { DeferredPostgresAuditLog } from '../../src/policy/audit-log/deferred-postgres-audit-log';
 import { summarizeDecision, verifyDecisionDigest, type PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
@@ -25,8 +29,6 @@ import {
   type PolicyApp,
   type PolicyAppOptions,
 } from './support/policy-harness';
-
-const GENESIS = '0'.repeat(64);
 
 interface AuditRow {
   seq: string;
@@ -101,13 +103,13 @@ describe("runtime policy with auditLog: 'postgres'", () => {
       expect(canonicalJson(decision)).toBe(row.decision_json);
       expect(verifyDecisionDigest(decision)).toBe(true);
       expect(summarizeDecision(decision)).toEqual(denials[i].body.decision);
-      expect(row.prev_hash).toBe(i === 0 ? GENESIS : rows[i - 1].row_hash);
+      expect(row.prev_hash).toBe(i === 0 ? GENESIS_HASH : rows[i - 1].row_hash);
     }
     const stored = JSON.stringify(rows);
     expect(stored).not.toContain(BODY_CANARY);
     expect(stored).not.toContain(RESULT_CANARY);
 
-    const report = await (sink as DeferredPostgresAuditLog).auditLog!.verifyChain();
+    const report = await t.app.get<AuditChainVerifier>(AuditChainVerifier).verify();
     expect(report).toMatchObject({ ok: true, rows_checked: 4, head_seq: 4, head_hash: rows[3].row_hash, first_broken: null });
     expect(await verifyAuditChain(dataSourceOf(t))).toMatchObject({ ok: true, rows_checked: 4 });
   });
@@ -124,7 +126,7 @@ describe("runtime policy with auditLog: 'postgres'", () => {
       [2, 'content', 'tool_result', 'allow'],
       [3, 'agent_invocation', 'stranger', 'deny'],
     ]);
-    const report = await (t.app.get(AuditSink) as DeferredPostgresAuditLog).auditLog!.verifyChain();
+    const report = await t.app.get<AuditChainVerifier>(AuditChainVerifier).verify();
     expect(report).toMatchObject({ ok: true, rows_checked: 3, head_seq: 3 });
   });
 
@@ -161,6 +163,24 @@ describe("runtime policy with auditLog: 'postgres'", () => {
       expect(line).not.toContain('does not exist');
     }
     expect(t.logText()).not.toContain(BODY_CANARY);
+  });
+
+  it('fails start-up with schema_mismatch naming a disabled append-only trigger of the log', async () => {
+    const database = await freshDatabase();
+    const [noChange] = AUDIT_LOG_TABLE_SPEC.triggers ?? [];
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER TABLE ${AUDIT_LOG_TABLE} DISABLE TRIGGER ${noChange.name}`);
+    } finally {
+      await admin.end();
+    }
+    const error = await startupError(postgresApp(database.url));
+    expect(RuntimePolicyError.isRuntimePolicyError(error)).toBe(true);
+    expect(error.code).toBe('schema_mismatch');
+    expect(error.details.mismatches).toEqual([
+      { table: AUDIT_LOG_TABLE, property: `trigger:${noChange.name}`, expected: describeTriggerSpec(noChange), actual: 'disabled' },
+    ]);
   });
 
   it('fails start-up with schema_mismatch naming the missing table on a database without the migrations', async () => {

@@ -7,9 +7,10 @@ import { Controller, Get, Inject, Injectable, Module, Post } from '@nestjs/commo
 import { AgentEndpoint, ToolEndpoint } from '../../src/policy/policy-endpoint.decorator';
 import { RuntimePolicy } from '../../src/policy/runtime-policy';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
-import { RuntimePolicyModule } from '../../src/policy/runtime-policy.module';
-import type { RuntimePolicySpec } from '../../src/policy/runtime-policy-spec';
-import { AuditSink } from '../../src/policy/audit-sink';
+import { RuntimePolicyModule, type RuntimePolicyOptionsFactory } from '../../src/policy/runtime-policy.module';
+import type { RuntimePolicySpec } from '../../src/policy/runtime-policy-compiler';
+import { AuditSink } from '../../src/policy/audit-log/audit-sink';
+import { AuditChainVerifier } from '../../src/policy/audit-log/audit-chain-verifier';
 import { E2E_POLICY, RecordingSink, startupError, usePolicyApps } from './support/policy-harness';
 import { DEFAULT_RESULT } from './support/policy-routes';
 
@@ -165,7 +166,8 @@ describe('RuntimePolicyModule start-up', () => {
       ['an empty dataSourceName', { policy: E2E_POLICY, dataSourceName: '' }],
     ])('fails bootstrap with invalid_runtime_policy_module_options for %s', async (_, options) => {
       const error = await startupError({ policyModule: RuntimePolicyModule.forRoot(options as never) });
-      expectPolicyError(error, 'invalid_runtime_policy_module_options');
+      const [field] = Object.keys(options).filter((key) => key !== 'policy');
+      expectPolicyError(error, 'invalid_runtime_policy_module_options', { field });
     });
 
     it.each([1, 60_000])('accepts auditTimeoutMs %i', async (auditTimeoutMs) => {
@@ -185,7 +187,7 @@ describe('RuntimePolicyModule start-up', () => {
     ])('fails bootstrap with invalid_runtime_policy_module_options for %s', async (_, controller) => {
       const error = await startupError({ controllers: [controller as never] });
       expectPolicyError(error, 'invalid_runtime_policy_module_options');
-      expect(typeof (error as RuntimePolicyError).details?.option).toBe('string');
+      expect(typeof (error as RuntimePolicyError).details?.field).toBe('string');
     });
 
     it('accepts a name of exactly 256 UTF-8 bytes and leaves undecorated routes alone', async () => {
@@ -229,6 +231,52 @@ describe('RuntimePolicyModule start-up', () => {
       });
       expectPolicyError(badPolicy, 'invalid_runtime_policy_allow', { kind: 'agents' });
     });
+
+    it.each([
+      ['useClass', (factory: new () => RuntimePolicyOptionsFactory) => RuntimePolicyModule.forRootAsync({ useClass: factory })],
+      [
+        'useExisting',
+        (factory: new () => RuntimePolicyOptionsFactory) => {
+          @Module({ providers: [factory], exports: [factory] })
+          class FactoryModule {}
+          return RuntimePolicyModule.forRootAsync({ imports: [FactoryModule], useExisting: factory });
+        },
+      ],
+    ])('builds the options with %s (createRuntimePolicyOptions) and validates them like forRoot', async (_variant, declare) => {
+      const sink = new RecordingSink();
+      @Injectable()
+      class PolicyOptions implements RuntimePolicyOptionsFactory {
+        async createRuntimePolicyOptions() {
+          return { policy: E2E_POLICY, auditLog: sink, auditDecisions: 'all' as const };
+        }
+      }
+      const t = await start({ policyModule: declare(PolicyOptions) });
+      expect(t.app.get(AuditSink)).toBe(sink);
+      expect((await t.post('/p/tools/shell', {})).status).toBe(403);
+      expect(sink.decisions.map((d) => d.outcome)).toEqual(['deny']);
+
+      @Injectable()
+      class BadOptions implements RuntimePolicyOptionsFactory {
+        createRuntimePolicyOptions() {
+          return { policy: E2E_POLICY, auditTimeoutMs: 0 };
+        }
+      }
+      expectPolicyError(await startupError({ policyModule: declare(BadOptions) }), 'invalid_runtime_policy_module_options', { field: 'auditTimeoutMs' });
+    });
+
+    it.each<[string, () => unknown, Record<string, unknown>]>([
+      ['no factory', () => RuntimePolicyModule.forRootAsync({}), { field: 'forRootAsync' }],
+      ['two factories', () => RuntimePolicyModule.forRootAsync({ useFactory: () => ({ policy: E2E_POLICY }), useClass: class {} as never }), { fields: ['useClass', 'useFactory'] }],
+      ['a factory that is not a function', () => RuntimePolicyModule.forRootAsync({ useFactory: 'policy' as never }), { field: 'useFactory' }],
+    ])('refuses a forRootAsync with %s when it is declared', (_name, declare, details) => {
+      let caught: unknown;
+      try {
+        declare();
+      } catch (error) {
+        caught = error;
+      }
+      expectPolicyError(caught, 'invalid_runtime_policy_module_options', details);
+    });
   });
 
   it('registers a global module: a provider in another module can inject the policy and the sink', async () => {
@@ -247,5 +295,17 @@ describe('RuntimePolicyModule start-up', () => {
     const consumer = t.app.get(Consumer);
     expect(consumer.sink).toBe(sink);
     expect(consumer.policy.id).toBe('e2e-policy');
+  });
+
+  it.each([
+    ['a sink of its own', () => ({ auditLog: new RecordingSink() })],
+    ['no sink', () => ({})],
+  ])("provides an AuditChainVerifier that answers runtime_policy_audit_log_not_configured with %s (no 'postgres' log)", async (_what, options) => {
+    const t = await start({ moduleOptions: options() });
+    const error = await t.app
+      .get<AuditChainVerifier>(AuditChainVerifier)
+      .verify()
+      .catch((e: unknown) => e);
+    expectPolicyError(error, 'runtime_policy_audit_log_not_configured');
   });
 });

@@ -4,7 +4,7 @@ import type { AdmissionError } from '../admission.errors';
 import { thrown as thrownBy } from '../../shared/testing/thrown';
 import type { AdmissionDecisionEvent, SubmitResult } from '../admission.types';
 import type { Permit } from '../permit';
-import { ManualClock } from './manual-clock';
+import { ManualClock } from '../../testing/manual-clock';
 
 /** A clock whose timers never fire: time moves, only the purges notice it. */
 export class TimerlessClock extends ManualClock {

@@ -1,9 +1,13 @@
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../shared/clock';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
-import { sha256Hex } from '../shared/sha256';
-import { canonicalJson } from '../json';
-import { isPolicyDecision, verifyDecisionDigest } from './policy-decision';
+import { systemClock, type Clock } from '../../shared/clock';
+import { isSafeIntegerAtLeast } from '../../shared/plain-object';
+import { sha256Hex } from '../../shared/sha256';
+import { canonicalJson } from '../../json';
+import { readSchemaCatalog } from '../../database/schema-catalog';
+import { compareTriggers } from '../../database/trigger-comparison';
+import { isPolicyDecision, verifyDecisionDigest } from '../policy-decision';
+import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE, GENESIS_HASH } from './audit-log.constants';
+import { AUDIT_TABLE_SPECS } from './audit-log.schema';
 
 /** Why verification stopped at a row (spec 02 §9), in the order the checks run. */
 export type AuditChainBreak =
@@ -13,7 +17,8 @@ export type AuditChainBreak =
   | 'non_canonical_decision'
   | 'decision_digest_mismatch'
   | 'column_mismatch'
-  | 'head_mismatch';
+  | 'head_mismatch'
+  | 'chain_unprotected';
 
 /** Frozen verification report; it never holds decision content. */
 export interface AuditChainReport {
@@ -49,12 +54,14 @@ interface AuditRow {
   row_hash: string;
 }
 
-const GENESIS = '0'.repeat(64);
 const COPIED_COLUMNS = ['decision_id', 'policy_id', 'operation', 'subject', 'outcome', 'reason', 'policy_fingerprint'] as const;
 
 /**
  * Reads the audit log in `seq` order inside one read-only REPEATABLE READ transaction and stops at
- * the first broken row; then checks the head against the last row.
+ * the first broken row; then checks the head against the last row. A chain whose protection is off
+ * (an append-only trigger of the log or the head missing, disabled or calling a function that is
+ * not the migration's) is not vouched for: `chain_unprotected` at the head's `last_seq`, since with
+ * the head guard gone the tail may have been cut and the head moved back without a trace.
  */
 export async function verifyAuditChain(dataSource: DataSource, options: VerifyAuditChainOptions = {}): Promise<AuditChainReport> {
   const batchSize = options.batchSize ?? 1000;
@@ -65,14 +72,14 @@ export async function verifyAuditChain(dataSource: DataSource, options: VerifyAu
   try {
     await runner.query('BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
     let expectedSeq = 1;
-    let previousHash = GENESIS;
+    let previousHash = GENESIS_HASH;
     let rowsChecked = 0;
     let broken: { seq: number; reason: AuditChainBreak } | null = null;
     pages: for (;;) {
       const rows = (await runner.query(
         `SELECT seq, decision_id, decided_at_ms, policy_id, operation, subject, outcome, reason, policy_fingerprint,
                 decision_json, prev_hash, row_hash
-           FROM agent_runtime_policy_audit_log WHERE seq >= $1 ORDER BY seq LIMIT $2`,
+           FROM ${AUDIT_LOG_TABLE} WHERE seq >= $1 ORDER BY seq LIMIT $2`,
         [expectedSeq, batchSize],
       )) as AuditRow[];
       for (const row of rows) {
@@ -87,13 +94,16 @@ export async function verifyAuditChain(dataSource: DataSource, options: VerifyAu
       }
       if (rows.length < batchSize) break;
     }
-    const [head] = (await runner.query('SELECT last_seq, last_hash FROM agent_runtime_policy_audit_head WHERE id = 1')) as Array<{
+    const [head] = (await runner.query(`SELECT last_seq, last_hash FROM ${AUDIT_HEAD_TABLE} WHERE id = 1`)) as Array<{
       last_seq: string;
       last_hash: string;
     }>;
     const headSeq = head ? Number(head.last_seq) : 0;
-    const headHash = head?.last_hash ?? GENESIS;
+    const headHash = head?.last_hash ?? GENESIS_HASH;
     if (!broken && (headSeq !== expectedSeq - 1 || headHash !== previousHash)) broken = { seq: headSeq, reason: 'head_mismatch' };
+    if (!broken && !(await isProtected((sql, parameters) => runner.query(sql, parameters ? [...parameters] : undefined)))) {
+      broken = { seq: headSeq, reason: 'chain_unprotected' };
+    }
     await runner.query('COMMIT');
     return Object.freeze({
       schema_version: 1 as const,
@@ -110,6 +120,20 @@ export async function verifyAuditChain(dataSource: DataSource, options: VerifyAu
   } finally {
     await runner.release();
   }
+}
+
+/** Whether every trigger the audit table specs declare is present, enabled and calls its unaltered function. */
+async function isProtected(query: Parameters<typeof readSchemaCatalog>[0]): Promise<boolean> {
+  const snapshot = await readSchemaCatalog(query, {
+    schema: null,
+    tableNames: AUDIT_TABLE_SPECS.map((spec) => spec.name),
+    functionNames: AUDIT_TABLE_SPECS.flatMap((spec) => (spec.triggers ?? []).map((trigger) => trigger.function)),
+    migrationsTable: null,
+  });
+  return AUDIT_TABLE_SPECS.every((spec) => {
+    const table = snapshot.tables.get(spec.name);
+    return table !== undefined && compareTriggers(spec.triggers ?? [], table.triggers, snapshot.functions, snapshot.schema).length === 0;
+  });
 }
 
 function checkRow(row: AuditRow, expectedSeq: number, previousHash: string): AuditChainBreak | null {

@@ -1,7 +1,9 @@
 import type { AuditSink } from './audit-sink';
-import type { AuditDecisions } from './runtime-policy.constants';
-import type { PolicyDecision } from './policy-decision';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import type { AuditDecisions } from '../runtime-policy.constants';
+import type { PolicyDecision } from '../policy-decision';
+import { RuntimePolicyError } from '../runtime-policy.errors';
+import { systemClock, type Clock } from '../../shared/clock';
+import { within } from '../../shared/timeout';
 
 /**
  * Sends the decisions `auditDecisions` selects (every denial; allows too with `'all'`) to the sink,
@@ -13,6 +15,7 @@ export class AuditRecorder {
     private readonly sink: AuditSink | null,
     private readonly auditDecisions: AuditDecisions,
     private readonly timeoutMs: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Whether a decision of this outcome goes to the sink. */
@@ -23,17 +26,12 @@ export class AuditRecorder {
   async record(decision: PolicyDecision): Promise<void> {
     if (!this.selects(decision)) return;
     const sink = this.sink as AuditSink;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RuntimePolicyError('runtime_policy_audit_persistence_failed', { timeout_ms: this.timeoutMs })), this.timeoutMs);
-    });
+    const timedOut = () => new RuntimePolicyError('runtime_policy_audit_persistence_failed', { timeout_ms: this.timeoutMs });
     try {
-      await Promise.race([Promise.resolve().then(() => sink.record(decision)), timeout]);
+      await within(Promise.resolve().then(() => sink.record(decision)), this.timeoutMs, this.clock, timedOut);
     } catch (error) {
       if (RuntimePolicyError.isRuntimePolicyError(error) && error.code === 'runtime_policy_audit_persistence_failed') throw error;
       throw new RuntimePolicyError('runtime_policy_audit_persistence_failed');
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { PolicyDecision } from './runtime-policy.types';
+import type { PolicyDecision } from '../runtime-policy.types';
 
 /**
  * Where audit decisions are stored (spec 02 §8). `record` resolves only once the decision is

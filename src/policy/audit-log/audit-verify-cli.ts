@@ -1,7 +1,7 @@
-import { createAgentRuntimeDataSource } from '../database/data-source.factory';
-import { openProjectDatabase } from '../database/embedded-postgres';
+import { createAgentRuntimeDataSource } from '../../database/data-source.factory';
+import { openProjectDatabase } from '../../database/embedded-postgres';
 import { assertAuditLogSchema } from './audit-log.schema';
-import { verifyAuditChain } from './audit-chain';
+import { verifyAuditChain } from './audit-chain-verification';
 
 /**
  * `npm run audit:verify`: verifies the policy audit chain of `DATABASE_URL` (or the project's

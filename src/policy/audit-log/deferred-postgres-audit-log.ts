@@ -1,18 +1,20 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
+import type { AuditChainReport } from './audit-chain-verification';
+import type { AuditChainVerifier } from './audit-chain-verifier';
 import type { AuditSink } from './audit-sink';
-import type { PolicyDecision } from './policy-decision';
+import type { PolicyDecision } from '../policy-decision';
 import { PostgresAuditLog } from './postgres-audit-log';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import { RuntimePolicyError } from '../runtime-policy.errors';
 
 /**
  * The `'postgres'` audit sink of `RuntimePolicyModule`: finds the TypeORM DataSource once every
  * provider exists (`onModuleInit`), validates the audit schema (failing start-up on a mismatch),
- * then records through a {@link PostgresAuditLog}.
+ * then records through a {@link PostgresAuditLog} and verifies its chain.
  */
 @Injectable()
-export class DeferredPostgresAuditLog implements AuditSink, OnModuleInit {
+export class DeferredPostgresAuditLog implements AuditSink, AuditChainVerifier, OnModuleInit {
   private log: PostgresAuditLog | undefined;
 
   constructor(
@@ -35,7 +37,12 @@ export class DeferredPostgresAuditLog implements AuditSink, OnModuleInit {
     return this.log.record(decision);
   }
 
-  /** The underlying log, for verification (`undefined` before start-up). */
+  verify(): Promise<AuditChainReport> {
+    if (!this.log) return Promise.reject(new RuntimePolicyError('runtime_policy_audit_persistence_failed'));
+    return this.log.verify();
+  }
+
+  /** The underlying log (`undefined` before start-up). */
   get auditLog(): PostgresAuditLog | undefined {
     return this.log;
   }

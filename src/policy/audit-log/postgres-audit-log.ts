@@ -1,16 +1,14 @@
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../shared/clock';
+import { systemClock, type Clock } from '../../shared/clock';
+import { classifyFailure } from '../../database/postgres-failure';
 import type { AuditSink } from './audit-sink';
-import { canonicalJson } from '../json';
-import { isPolicyDecision, verifyDecisionDigest, type PolicyDecision } from './policy-decision';
-import { RuntimePolicyError } from './runtime-policy.errors';
+import { canonicalJson } from '../../json';
+import { isPolicyDecision, verifyDecisionDigest, type PolicyDecision } from '../policy-decision';
+import { RuntimePolicyError } from '../runtime-policy.errors';
 import { assertAuditLogSchema } from './audit-log.schema';
-import { verifyAuditChain, type AuditChainReport, type VerifyAuditChainOptions } from './audit-chain';
-
-export const AUDIT_LOG_TABLE = 'agent_runtime_policy_audit_log';
-export const AUDIT_HEAD_TABLE = 'agent_runtime_policy_audit_head';
-/** `prev_hash` of the first row and `last_hash` of an empty log. */
-export const GENESIS_HASH = '0'.repeat(64);
+import { verifyAuditChain, type AuditChainReport, type VerifyAuditChainOptions } from './audit-chain-verification';
+import type { AuditChainVerifier } from './audit-chain-verifier';
+import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE } from './audit-log.constants';
 
 /**
  * One append in one statement (one round trip, one short transaction): lock the head row, which
@@ -51,7 +49,7 @@ export interface PostgresAuditLogDeps {
  * app instances extend one chain that never forks. `init()` validates the schema; nothing here
  * ever creates or alters a table.
  */
-export class PostgresAuditLog implements AuditSink {
+export class PostgresAuditLog implements AuditSink, AuditChainVerifier {
   private readonly clock: Clock;
 
   constructor(
@@ -108,11 +106,16 @@ export class PostgresAuditLog implements AuditSink {
   verifyChain(options?: VerifyAuditChainOptions): Promise<AuditChainReport> {
     return verifyAuditChain(this.dataSource, { clock: this.clock, ...options });
   }
+
+  /** {@link verifyChain} with the default options: the {@link AuditChainVerifier} of this log. */
+  verify(): Promise<AuditChainReport> {
+    return this.verifyChain();
+  }
 }
 
-/** `runtime_policy_audit_persistence_failed`, keeping only the SQLSTATE of a database error. */
+/** `runtime_policy_audit_persistence_failed`, keeping only the codes of a database error (SQLSTATE, socket code). */
 export function persistenceFailed(error: unknown): RuntimePolicyError {
-  const code = (error as { code?: unknown } | null)?.code;
-  const sqlstate = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  return new RuntimePolicyError('runtime_policy_audit_persistence_failed', sqlstate ? { sqlstate } : undefined);
+  const { codes } = classifyFailure(error);
+  const known = codes.sqlstate !== null || codes.socket_error !== null;
+  return new RuntimePolicyError('runtime_policy_audit_persistence_failed', known ? { ...codes } : undefined);
 }

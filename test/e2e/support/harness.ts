@@ -13,7 +13,9 @@ import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
 import { HttpClient } from './http-client';
 import { Probe } from './probe';
 import {
+  AgentInvokeController,
   BrokenResolverController,
+  FixedInvalidAgentController,
   DenyAfterAdmissionGuard,
   SlowBeforeAdmissionGuard,
   HealthController,
@@ -36,7 +38,15 @@ export const BASE_CONFIG: AdmissionConfig = Object.freeze({
   drainTimeoutMs: 2_000,
 });
 
-export const ALL_CONTROLLERS: Type[] = [WorkController, LayeredController, OpenController, BrokenResolverController, HealthController];
+export const ALL_CONTROLLERS: Type[] = [
+  WorkController,
+  LayeredController,
+  OpenController,
+  BrokenResolverController,
+  FixedInvalidAgentController,
+  AgentInvokeController,
+  HealthController,
+];
 
 export interface LogEntry {
   readonly level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';

@@ -2,11 +2,11 @@ import type { DynamicModule, INestApplication, ModuleMetadata, Provider, Type } 
 import { EventEmitter2, EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
-import type { AuditSink } from '../../../src/policy/audit-sink';
+import type { AuditSink } from '../../../src/policy/audit-log/audit-sink';
 import type { PolicyDecision } from '../../../src/policy/policy-decision';
 import { RuntimePolicyModule } from '../../../src/policy/runtime-policy.module';
 import type { RuntimePolicyModuleOptions } from '../../../src/policy/runtime-policy.constants';
-import type { RuntimePolicySpec } from '../../../src/policy/runtime-policy-spec';
+import type { RuntimePolicySpec } from '../../../src/policy/runtime-policy-compiler';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
 import { RecordingLogger } from './harness';
 import { HttpClient, type HttpResult } from './http-client';

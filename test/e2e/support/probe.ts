@@ -40,6 +40,8 @@ export class Probe {
   readonly settled: string[] = [];
   /** Abort reasons of the handlers' admission signals, by key. */
   readonly aborted = new Map<string, unknown>();
+  /** The permits handed to `hold`, by key. */
+  readonly permits = new Map<string, Permit>();
   /** Free-form notes (e.g. what a later guard saw). */
   readonly notes: Array<Record<string, unknown>> = [];
 
@@ -49,6 +51,7 @@ export class Probe {
 
   async hold(key: string, signal?: AbortSignal, permit?: Permit): Promise<HeldResult> {
     this.started.push(key);
+    if (permit) this.permits.set(key, permit);
     signal?.addEventListener('abort', () => this.aborted.set(key, signal.reason), { once: true });
     try {
       await this.gate(key).promise;

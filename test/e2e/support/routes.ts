@@ -216,6 +216,26 @@ export class BrokenResolverController {
   }
 }
 
+/** A route whose fixed agent id breaks the id rule: a misconfiguration of the route, not of the request. */
+@Controller('broken-fixed')
+export class FixedInvalidAgentController {
+  @Get()
+  @Admission('')
+  run(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+/** `POST /agents/:agent/invoke`: the agent id comes straight from the client's path. */
+@Controller('agents')
+export class AgentInvokeController {
+  @Post(':agent/invoke')
+  @Admission(agentParam)
+  invoke(@AdmissionPermit() permit: Permit): { agent_id: string } {
+    return { agent_id: permit.agentId };
+  }
+}
+
 /**
  * Liveness checks nothing (and is not routed through `HealthCheckService`, which answers 503
  * `shutting_down` for every check once shutdown begins); readiness asks the admission indicator.

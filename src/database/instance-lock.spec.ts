@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { ManualClock } from '../admission/testing/manual-clock';
-import { InstanceLock, instanceLockKey, withinTimeout, type LockConnection } from './instance-lock';
+import { ManualClock } from '../testing/manual-clock';
+import { advisoryLockKey, InstanceLock, type LockConnection } from './instance-lock';
 
 /** A fake lock connection: answers `pg_try_advisory_lock` with what the test says, can be killed. */
 class FakeConnection extends EventEmitter implements LockConnection {
@@ -55,12 +55,12 @@ class FakeServer {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('instanceLockKey', () => {
-  it('is the first 8 bytes, signed big-endian, of SHA-256 over the prefixed instance id', () => {
-    const digest = createHash('sha256').update('agent_runtime.ledger.instance:abc').digest();
-    expect(instanceLockKey('abc')).toBe(digest.readBigInt64BE(0).toString());
-    expect(instanceLockKey('abc')).toBe('7999519646760206500');
-    expect(BigInt(instanceLockKey('worker-7'))).toBeGreaterThanOrEqual(-(2n ** 63n));
+describe('advisoryLockKey', () => {
+  it('is the first 8 bytes, signed big-endian, of SHA-256 over <namespace>:<id>', () => {
+    const digest = createHash('sha256').update('agent_runtime.eval.owner:main').digest();
+    expect(advisoryLockKey('agent_runtime.eval.owner', 'main')).toBe(digest.readBigInt64BE(0).toString());
+    expect(advisoryLockKey('a', 'b:c')).toBe(advisoryLockKey('a:b', 'c'));
+    expect(advisoryLockKey('a', 'b')).not.toBe(advisoryLockKey('b', 'a'));
   });
 });
 
@@ -150,17 +150,5 @@ describe('InstanceLock', () => {
     const answer = hanging.ping(1000);
     clock.advance(1000);
     expect(await answer).toBe(false);
-  });
-});
-
-describe('withinTimeout', () => {
-  it('is false on rejection or when the time runs out, true when the work answers in time', async () => {
-    const clock = new ManualClock();
-    expect(await withinTimeout(Promise.resolve(true), 10, clock)).toBe(true);
-    expect(await withinTimeout(Promise.reject(new Error('x')), 10, clock)).toBe(false);
-    const slow = withinTimeout(new Promise<boolean>(() => {}), 10, clock);
-    clock.advance(10);
-    expect(await slow).toBe(false);
-    expect(clock.pendingTimers).toBe(0);
   });
 });

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../shared/clock';
+import { within } from '../shared/timeout';
+import type { DedicatedClient } from './postgres-pool';
 
 /** The part of a `pg.Client` the instance lock uses. */
-export interface LockConnection {
-  query(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-  end(): Promise<void>;
-  on(event: 'error' | 'end', listener: (...args: unknown[]) => void): unknown;
-}
+export type LockConnection = DedicatedClient;
 
-/** Backoff of the reconnection after the lock connection is lost (spec 04 §6). */
+/** Backoff of the reconnection after the lock connection is lost. */
 export interface ReconnectBackoff {
   /** @default 100 */
   readonly initialMs: number;
@@ -19,18 +17,21 @@ export interface ReconnectBackoff {
 export const DEFAULT_RECONNECT_BACKOFF: ReconnectBackoff = Object.freeze({ initialMs: 100, maxMs: 5000 });
 
 /**
- * Advisory-lock key of a ledger instance: the first 8 bytes (signed, big-endian) of SHA-256 over
- * `agent_runtime.ledger.instance:` + instanceId, as a decimal string for a `bigint` parameter.
+ * Advisory-lock key of `id` in `namespace`: the first 8 bytes (signed, big-endian) of SHA-256 over
+ * `<namespace>:<id>` (UTF-8), as a decimal string for a `bigint` parameter. SQL can recompute it as
+ * `('x' || left(encode(sha256(convert_to('<namespace>:' || id, 'UTF8')), 'hex'), 16))::bit(64)::bigint`.
  */
-export function instanceLockKey(instanceId: string): string {
-  return createHash('sha256').update(`agent_runtime.ledger.instance:${instanceId}`, 'utf8').digest().readBigInt64BE(0).toString();
+export function advisoryLockKey(namespace: string, id: string): string {
+  return createHash('sha256').update(`${namespace}:${id}`, 'utf8').digest().readBigInt64BE(0).toString();
 }
 
 /**
- * The session-level advisory lock that advertises a ledger instance as alive, held on a dedicated
- * connection for the instance's lifetime. When that connection errors or ends, the lock is gone:
- * `held` turns false and the lock reconnects with backoff (doubling up to the maximum) and retakes
- * the same key, which can fail for a while until the server has noticed the old session is gone.
+ * A session-level advisory lock that advertises its holder (a ledger instance, a single owner of a
+ * service) as alive, held on a dedicated connection for the holder's lifetime. When that connection
+ * errors or ends, the lock is gone: `held` turns false and the lock reconnects with backoff
+ * (doubling up to the maximum) and retakes the same key, which can fail for a while until the
+ * server has noticed the old session is gone. Other sessions probe it with
+ * `pg_try_advisory_xact_lock_shared(key)`: success means the holder's session is gone.
  */
 export class InstanceLock {
   private client: LockConnection | null = null;
@@ -78,7 +79,10 @@ export class InstanceLock {
   async ping(timeoutMs: number): Promise<boolean> {
     const client = this.client;
     if (!this.isHeld || !client) return false;
-    return withinTimeout(client.query('SELECT 1').then(() => true), timeoutMs, this.clock);
+    return within(client.query('SELECT 1'), timeoutMs, this.clock).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Stops reconnecting and closes the connection, which releases the lock on the server. */
@@ -141,15 +145,4 @@ export class InstanceLock {
 async function tryLock(client: LockConnection, key: string): Promise<boolean> {
   const { rows } = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]);
   return rows[0]?.locked === true;
-}
-
-/** Resolves `false` when `work` fails or takes longer than `timeoutMs`. */
-export async function withinTimeout(work: Promise<boolean>, timeoutMs: number, clock: Clock): Promise<boolean> {
-  let timer: unknown;
-  const timeout = new Promise<boolean>((resolve) => (timer = clock.setTimer(() => resolve(false), timeoutMs)));
-  try {
-    return await Promise.race([work.catch(() => false), timeout]);
-  } finally {
-    clock.clearTimer(timer);
-  }
 }

@@ -1,6 +1,6 @@
-import { classifyFailure } from './schema-validator';
+import { classifyFailure, isRolledBack } from './postgres-failure';
 
-describe('classifyFailure (what the validator retries)', () => {
+describe('classifyFailure (what is retried on a new connection)', () => {
   it.each([
     [{ code: 'ECONNREFUSED' }, { sqlstate: null, socket_error: 'ECONNREFUSED' }],
     [{ code: 'ECONNRESET' }, { sqlstate: null, socket_error: 'ECONNRESET' }],
@@ -21,5 +21,18 @@ describe('classifyFailure (what the validator retries)', () => {
     const error: { code: string; cause?: unknown } = { code: '42P01' };
     error.cause = error;
     expect(classifyFailure(error)).toEqual({ connection: false, codes: { sqlstate: '42P01', socket_error: null } });
+  });
+});
+
+describe('isRolledBack (nothing was committed)', () => {
+  it.each([[{ code: '40001' }], [{ code: '40P01' }], [{ code: '57014' }], [{ code: '57P01' }], [new Error('Connection terminated unexpectedly')], [{ code: 'ECONNRESET' }]])(
+    '%j rolled back',
+    (error) => {
+      expect(isRolledBack(classifyFailure(error))).toBe(true);
+    },
+  );
+
+  it.each([[{ code: '42P01' }], [{ code: '23505' }], ['text']])('%j did not', (error) => {
+    expect(isRolledBack(classifyFailure(error))).toBe(false);
   });
 });

@@ -1,0 +1,28 @@
+import { componentStates, indicatorResult, readinessReport } from './readiness-report';
+
+describe('readiness report', () => {
+  it('builds a terminus-shaped indicator result', () => {
+    expect(indicatorResult('admission', true, { active: 1 })).toEqual({ admission: { active: 1, status: 'up' } });
+    expect(indicatorResult('database', false)).toEqual({ database: { status: 'down' } });
+  });
+
+  it('keeps numbers, booleans and nulls of an answer, never strings such as an error message', () => {
+    expect(componentStates('db', { db: { status: 'down', message: 'password authentication failed', retries: 2, lock_held: false, since: null } })).toEqual([
+      ['db', { status: 'down', retries: 2, lock_held: false, since: null }],
+    ]);
+  });
+
+  it.each([undefined, null, 'up', [], {}, { db: { status: 'fine' } }, { db: 'up' }])('an answer without a component state (%p) counts as down', (answer) => {
+    expect(componentStates('db', answer)).toEqual([['db', { status: 'down' }]]);
+  });
+
+  it('is ok only when every component is up; keys sorted; the first state of a key wins', () => {
+    const up = { status: 'up' } as const;
+    const down = { status: 'down' } as const;
+    expect(readinessReport([['b', up], ['a', up]])).toEqual({ status: 'ok', info: { a: up, b: up }, error: {}, details: { a: up, b: up } });
+    const report = readinessReport([['z', down], ['a', up], ['z', up]]);
+    expect(report).toEqual({ status: 'error', info: { a: up }, error: { z: down }, details: { a: up, z: down } });
+    expect(Object.keys(report.details)).toEqual(['a', 'z']);
+    expect(Object.isFrozen(report)).toBe(true);
+  });
+});

@@ -1,0 +1,46 @@
+import { classifyFailure } from '../database/postgres-failure';
+import { AgentRuntimeError } from '../shared/agent-runtime-error';
+
+const PREFIX = 'reference service failed to start:';
+/** Controls and line separators that JSON.stringify leaves raw or that could end or colour a line. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * The lines the reference service prints when start-up fails: first the error's code (with its
+ * scalar details), then every schema mismatch on a line of its own as
+ * `{"table":…,"property":…,"expected":…,"actual":…}`. An error that is not this package's prints
+ * only its class name and database codes (SQLSTATE, socket error), never the driver's text.
+ *
+ * @example
+ * for (const line of startupFailureLines(error)) console.error(line);
+ */
+export function startupFailureLines(error: unknown): string[] {
+  if (!AgentRuntimeError.isAgentRuntimeError(error)) return [`${PREFIX} ${foreignError(error)}`];
+  const lines = [`${PREFIX} ${escape(error.message)}`];
+  const mismatches = error.details?.mismatches;
+  if (Array.isArray(mismatches)) {
+    for (const item of mismatches as readonly unknown[]) {
+      const record = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+      const line = { table: field(record.table), property: field(record.property), expected: field(record.expected), actual: field(record.actual) };
+      lines.push(escape(JSON.stringify(line)));
+    }
+  }
+  return lines;
+}
+
+function foreignError(error: unknown): string {
+  const name = error instanceof Error && ERROR_NAME.test(error.name) ? error.name : 'unexpected_error';
+  const { sqlstate, socket_error } = classifyFailure(error).codes;
+  const codes = [sqlstate === null ? '' : ` sqlstate ${sqlstate}`, socket_error === null ? '' : ` socket_error ${socket_error}`].join('');
+  return `${name}${codes}`;
+}
+
+function field(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** JSON-style `\uXXXX` escapes, so the text stays on one line and valid inside a JSON line. */
+function escape(text: string): string {
+  return text.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -1,0 +1,10 @@
+/**
+ * `nest-agent-runtime/testing`: helpers for tests of applications that use the runtime.
+ *
+ * @example
+ * import { ManualClock } from 'nest-agent-runtime/testing';
+ * const clock = new ManualClock();
+ * const admission = new AdmissionController({ defaultQueueTimeoutMs: 1000, overflow: 'queue' }, { clock });
+ * clock.advance(1000); // queued requests past their deadline fail now
+ */
+export { ManualClock } from './manual-clock';
