@@ -53,8 +53,9 @@ const status = await server.ask('status');
 await server.stop();
 
 const rows = routes.map((route) => {
-  const runs = samples.get(route.name);
-  return { route, cpu: median(runs.map((run) => run.cpuUs)), cpuMin: Math.min(...runs.map((run) => run.cpuUs)), cpuMax: Math.max(...runs.map((run) => run.cpuUs)), rps: median(runs.map((run) => run.rps)) };
+  const cpu = samples.get(route.name).map((run) => run.cpuUs);
+  const rps = samples.get(route.name).map((run) => run.rps);
+  return { route, cpu: median(cpu), cpuMin: Math.min(...cpu), cpuMax: Math.max(...cpu), rps: median(rps) };
 });
 const baseline = rows.find((row) => row.route.name === BASELINE);
 console.log('\n| route | server CPU per request (median, min–max) | req/s (median) | CPU vs no-op | req/s vs no-op |');

@@ -1,25 +1,28 @@
-import { canonicalJson as kernelCanonicalJson, JsonError, measure as kernelMeasure, measureContent as kernelMeasureContent, type MeasureResult } from '../json';
+import * as json from '../json';
 import { RuntimePolicyError } from './runtime-policy.errors';
 
-/** A {@link JsonError} as the policy's own error (same code and details); anything else unchanged. */
-function asPolicyError(error: unknown): unknown {
-  return JsonError.isJsonError(error) ? new RuntimePolicyError(error.code, error.details) : error;
+/**
+ * `fn` of `src/json` throwing the policy's own error: a `JsonError` becomes a `RuntimePolicyError`
+ * with the same code and details (spec 02 §2 names `RuntimePolicyError`); anything else passes.
+ */
+function throwingPolicyErrors<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (error) {
+      throw json.JsonError.isJsonError(error) ? new RuntimePolicyError(error.code, error.details) : error;
+    }
+  };
 }
 
 /**
- * RFC 8785 canonical JSON (see `src/json`), throwing `RuntimePolicyError` (`unsupported_json_term`
- * `{path, kind}` or `invalid_utf8` `{path}`) as spec 02 §2.1 states.
+ * RFC 8785 canonical JSON of a JSON-like value (spec 02 §2.1); throws `RuntimePolicyError`
+ * (`unsupported_json_term` `{path, kind}` or `invalid_utf8` `{path}`).
  *
  * @example
  * canonicalJson({ b: [1e21, -0], a: 'é' }); // '{"a":"é","b":[1e+21,0]}'
  */
-export function canonicalJson(value: unknown): string {
-  try {
-    return kernelCanonicalJson(value);
-  } catch (error) {
-    throw asPolicyError(error);
-  }
-}
+export const canonicalJson: (value: unknown) => string = throwingPolicyErrors(json.canonicalJson);
 
 /**
  * UTF-8 bytes of `canonicalJson(value)` against an inclusive limit, stopping once it is passed
@@ -28,13 +31,7 @@ export function canonicalJson(value: unknown): string {
  * @example
  * measure({ a: 'abc' }, 16); // { exceeded: false, bytes: 11 }
  */
-export function measure(value: unknown, limitBytes: number): MeasureResult {
-  try {
-    return kernelMeasure(value, limitBytes);
-  } catch (error) {
-    throw asPolicyError(error);
-  }
-}
+export const measure: (value: unknown, limitBytes: number) => json.MeasureResult = throwingPolicyErrors(json.measure);
 
 /**
  * Bytes of agent content: a string's own UTF-8 bytes, a `Uint8Array`'s length (valid UTF-8), else
@@ -43,10 +40,4 @@ export function measure(value: unknown, limitBytes: number): MeasureResult {
  * @example
  * measureContent('é', 10); // { exceeded: false, bytes: 2 }
  */
-export function measureContent(content: unknown, limitBytes: number): MeasureResult {
-  try {
-    return kernelMeasureContent(content, limitBytes);
-  } catch (error) {
-    throw asPolicyError(error);
-  }
-}
+export const measureContent: (content: unknown, limitBytes: number) => json.MeasureResult = throwingPolicyErrors(json.measureContent);

@@ -1,3 +1,4 @@
+import { requestValidationExceptionFactory } from '../shared/request-body-validation';
 import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, Param, Post, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';
@@ -35,7 +36,7 @@ export class InvokeController {
   @Admission(agentFromRoute)
   async invoke(
     @Param('agent') agentId: string,
-    @Body(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true })) body: InvokeRequest,
+    @Body(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, exceptionFactory: requestValidationExceptionFactory })) body: InvokeRequest,
     @AdmissionPermit() permit: Permit,
     @AdmissionSignal() signal: AbortSignal,
   ): Promise<{ invocation_id: string; agent_id: string; work_ms: number; completed: true }> {

@@ -4,7 +4,7 @@
  * @example
  * import { ManualClock } from 'nest-agent-runtime/testing';
  * const clock = new ManualClock();
- * const admission = new AdmissionController({ defaultQueueTimeoutMs: 1000, overflow: 'queue' }, { clock });
+ * const admission = new AdmissionController({ globalLimit: 1, overflow: 'queue', defaultQueueTimeoutMs: 1000 }, { clock });
  * clock.advance(1000); // queued requests past their deadline fail now
  */
 export { ManualClock } from './manual-clock';

@@ -94,7 +94,13 @@ describe('reference service under hostile input', () => {
     it('a key the DTO does not declare is 400 invalid_request_body without the key', async () => {
       const result = await post('/agents/a/invoke', JSON.stringify({ work_ms: 1, [CANARY]: 1 }));
       expectCode(result, 400, 'invalid_request_body');
+      expect(result.body.details).toEqual({ unknown_fields: 1 });
       expect(result.text).not.toContain(CANARY);
+    });
+
+    it('a DTO property that breaks its rule is named', async () => {
+      const result = await post('/agents/a/invoke', JSON.stringify({ work_ms: -1 }));
+      expect(result.body).toEqual({ status_code: 400, error: 'Bad Request', code: 'invalid_request_body', details: { field: 'work_ms' } });
     });
 
     it('an unknown route is 404 not_found without the path', async () => {
