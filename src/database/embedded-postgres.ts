@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { defaultCacheRoot, prepareCacheRoot, runnableNativeDir } from './binary-cache';
+import { defaultCacheRoot, errnoOf, prepareCacheRoot, runnableNativeDir } from './binary-cache';
 import { EmbeddedPostgresError } from './embedded-postgres.errors';
 import { findPostgresBinaries } from './postgres-binaries';
 import { firstClosedDirectory, postgresOsUser, type OsUser } from './postgres-os-user';
@@ -81,7 +81,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const nativeDir = await runnableNativeDir(binaries, user, options.cacheRoot ?? defaultCacheRoot());
   const dataDir = resolve(options.dataDir);
   const onLog = options.onLog ?? (() => {});
-  await fs.mkdir(dirname(dataDir), { recursive: true });
+  await preparing(dataDir, () => fs.mkdir(dirname(dataDir), { recursive: true }));
   const closed = user && firstClosedDirectory(dirname(dataDir), user);
   if (closed) throw new EmbeddedPostgresError('directory_unreachable', { directory: closed });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialise(join(nativeDir, 'bin', 'initdb'), dataDir, user, onLog);
@@ -119,9 +119,12 @@ export interface ThrowawayPostgresOptions extends EmbeddedPostgresLocation {
  * data is deleted when it stops. Used by the test global setup.
  */
 export async function startThrowawayPostgres(options: ThrowawayPostgresOptions = {}): Promise<DatabaseHandle> {
-  const base = await fs.mkdtemp(join(tmpdir(), 'agent-runtime-pg-'));
-  // mkdtemp makes the directory private to its creator; the server's OS user must traverse it
-  await fs.chmod(base, 0o755);
+  const base = await preparing(tmpdir(), async () => {
+    const dir = await fs.mkdtemp(join(tmpdir(), 'agent-runtime-pg-'));
+    // mkdtemp makes the directory private to its creator; the server's OS user must traverse it
+    await fs.chmod(dir, 0o755);
+    return dir;
+  });
   try {
     // nothing of a throw-away server must survive a power cut, so it skips the disc flushes
     const handle = await startEmbeddedPostgres({
@@ -164,7 +167,7 @@ export async function openProjectDatabase(env: NodeJS.ProcessEnv = process.env, 
 /** `.data/postgres` of the checkout, or `<cacheRoot>/data-<hash of the checkout path>` when the server's user cannot reach it. */
 async function projectDataDir(checkoutDir: string, cacheRoot: string): Promise<string> {
   const dataDir = join(checkoutDir, '.data', 'postgres');
-  await fs.mkdir(dirname(dataDir), { recursive: true });
+  await preparing(dataDir, () => fs.mkdir(dirname(dataDir), { recursive: true }));
   const user = await postgresOsUser();
   if (!user || firstClosedDirectory(dirname(dataDir), user) === undefined) return dataDir;
   await prepareCacheRoot(cacheRoot, user);
@@ -184,14 +187,18 @@ export function findFreePort(): Promise<number> {
 }
 
 async function initialise(initdb: string, dataDir: string, user: OsUser | undefined, onLog: (line: string) => void): Promise<void> {
-  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const secrets = await fs.mkdtemp(join(tmpdir(), 'agent-runtime-pg-init-'));
+  const secrets = await preparing(dataDir, async () => {
+    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+    return fs.mkdtemp(join(tmpdir(), 'agent-runtime-pg-init-'));
+  });
   const passwordFile = join(secrets, 'password');
   try {
-    await fs.writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-    if (user) {
-      for (const path of [dataDir, secrets, passwordFile]) await fs.chown(path, user.uid, user.gid);
-    }
+    await preparing(dataDir, async () => {
+      await fs.writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+      if (user) {
+        for (const path of [dataDir, secrets, passwordFile]) await fs.chown(path, user.uid, user.gid);
+      }
+    });
     await runToCompletion({
       file: initdb,
       args: [`--pgdata=${dataDir}`, '--auth=password', `--username=${USER}`, `--pwfile=${passwordFile}`, '--lc-messages=C'],
@@ -200,6 +207,15 @@ async function initialise(initdb: string, dataDir: string, user: OsUser | undefi
     });
   } finally {
     await fs.rm(secrets, { recursive: true, force: true });
+  }
+}
+
+/** Runs a file-system step of the start, reporting its failure as `data_directory_failed`. */
+async function preparing<T>(dataDir: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw new EmbeddedPostgresError('data_directory_failed', { directory: dataDir, errno: errnoOf(error) });
   }
 }
 

