@@ -5,7 +5,7 @@ import { runAgentRuntimeMigrations } from './database/data-source.factory';
 import { openProjectDatabase } from './database/embedded-postgres';
 import { ReferenceAppModule } from './reference-app/reference-app.module';
 import { startupFailureLines } from './reference-app/startup-failure';
-import { useJsonBodyLimits } from './shared/json-depth-limit';
+import { setUpReferenceApp } from './reference-app/reference-app.setup';
 
 /** Boots the reference service on `DATABASE_URL` or the embedded Postgres in `.data/postgres`. */
 async function main(): Promise<void> {
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   logger.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
 
   const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url }), { forceCloseConnections: true });
-  useJsonBodyLimits(app);
+  setUpReferenceApp(app);
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   const base = `http://localhost:${port}`;

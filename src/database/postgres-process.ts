@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
+import { systemClock } from '../shared/clock';
 import { errnoOf } from './binary-cache';
 import { EmbeddedPostgresError } from './embedded-postgres.errors';
 import type { OsUser } from './postgres-os-user';
@@ -49,16 +50,15 @@ export function startServerProcess(command: PostgresCommand, timeoutMs: number):
     const fail = (error: EmbeddedPostgresError) => {
       if (ready) return;
       ready = true;
-      clearTimeout(timer);
+      systemClock.clearTimer(timer);
       if (child && running.has(child)) child.kill('SIGQUIT');
       reject(error);
     };
-    const timer = setTimeout(() => fail(new EmbeddedPostgresError('start_timeout', { timeout_ms: timeoutMs })), timeoutMs);
-    timer.unref();
+    const timer = systemClock.setTimer(() => fail(new EmbeddedPostgresError('start_timeout', { timeout_ms: timeoutMs })), timeoutMs);
     child = spawnChild(command, fail, (line) => {
       if (ready || !line.includes(READY) || !child) return;
       ready = true;
-      clearTimeout(timer);
+      systemClock.clearTimer(timer);
       const server = child;
       resolveStart({ stop: (graceMs) => stopChild(server, graceMs) });
     });
@@ -95,10 +95,9 @@ function shutDownRunning(): void {
 function stopChild(child: ChildProcess, graceMs = 30_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolveStop) => {
-    const timer = setTimeout(() => child.kill('SIGQUIT'), graceMs);
-    timer.unref();
+    const timer = systemClock.setTimer(() => child.kill('SIGQUIT'), graceMs);
     child.once('exit', () => {
-      clearTimeout(timer);
+      systemClock.clearTimer(timer);
       resolveStop();
     });
     child.kill('SIGINT');

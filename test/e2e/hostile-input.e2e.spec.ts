@@ -1,11 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import type { AddressInfo } from 'node:net';
-import { ReferenceAppModule } from '../../src/reference-app/reference-app.module';
-import { useJsonBodyLimits } from '../../src/shared/json-depth-limit';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { HttpClient, type HttpResult } from './support/http-client';
 import { RecordingLogger } from './support/harness';
+import { startReferenceService } from './support/reference-service';
 
 const CANARY = 'canary-5d1e-secret';
 
@@ -18,13 +15,7 @@ describe('reference service under hostile input', () => {
 
   beforeAll(async () => {
     database = await createFreshDatabase();
-    const moduleRef = await Test.createTestingModule({ imports: [ReferenceAppModule.forRoot({ databaseUrl: database.url })] })
-      .setLogger(logger)
-      .compile();
-    app = moduleRef.createNestApplication({ logger, forceCloseConnections: true });
-    useJsonBodyLimits(app);
-    await app.listen(0, '127.0.0.1');
-    http = new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`);
+    ({ app, http } = await startReferenceService({ databaseUrl: database.url }, logger));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,12 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import type { AddressInfo } from 'node:net';
-import { ReferenceAppModule } from '../../src/reference-app/reference-app.module';
-import { useJsonBodyLimits } from '../../src/shared/json-depth-limit';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { startTcpProxy, type TcpProxy } from '../support/ledger-tcp-proxy';
 import { HttpClient } from './support/http-client';
 import { RecordingLogger } from './support/harness';
+import { startReferenceService } from './support/reference-service';
 
 const OUTAGE_CODES = ['ledger_unavailable', 'transaction_aborted', 'stale_owner', 'lease_expired'];
 
@@ -22,13 +19,7 @@ describe('reference service during a database outage', () => {
   beforeAll(async () => {
     database = await createFreshDatabase();
     proxy = await startTcpProxy(database.url);
-    const moduleRef = await Test.createTestingModule({ imports: [ReferenceAppModule.forRoot({ databaseUrl: proxy.url })] })
-      .setLogger(logger)
-      .compile();
-    app = moduleRef.createNestApplication({ logger, forceCloseConnections: true });
-    useJsonBodyLimits(app);
-    await app.listen(0, '127.0.0.1');
-    http = new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`);
+    ({ app, http } = await startReferenceService({ databaseUrl: proxy.url }, logger));
     const invoked = await http.send('/agents/a/invoke', { method: 'POST', body: { work_ms: 0 } }).result;
     expect(invoked.status).toBe(200);
     invocationId = invoked.body.invocation_id;

@@ -1,14 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { systemClock } from '../../src/shared/clock';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import { LEASE_RECOVERY_SETTINGS, type LeaseRecoverySettings } from '../../src/reference-app/lease-recovery.service';
-import { ReferenceAppModule } from '../../src/reference-app/reference-app.module';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { HttpClient, type HttpResult } from './support/http-client';
 import { RecordingLogger } from './support/harness';
+import { startReferenceService } from './support/reference-service';
 
 const RECOVERY: LeaseRecoverySettings = Object.freeze({ intervalMs: 150, batchSize: 100, maxBatches: 10, clock: systemClock });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,22 +35,15 @@ describe('reference service through a Postgres outage (defect 4.7)', () => {
     await admin.query(`INSERT INTO agent_runtime_invocations (id, workflow_id, workflow_version, kind, checkpoint, phase, owner_token, owner_instance,
       lease_until_ms, revision, created_at_ms, updated_at_ms)
       SELECT 'orphan-' || g, 'helper', '1', 'agent_run', 'null', 'running', gen_random_uuid(), 'crashed-host', 1000 + g, 1, 0, 0 FROM generate_series(1, 12) g`);
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        ReferenceAppModule.forRoot({
-          databaseUrl: database.url,
-          admission: { globalLimit: 32, defaultAgentLimit: 32, overflow: 'queue', maxQueue: 1000, defaultQueueTimeoutMs: 30_000, drainTimeoutMs: 5000 },
-          logDecisions: false,
-        }),
-      ],
-    })
-      .overrideProvider(LEASE_RECOVERY_SETTINGS)
-      .useValue(RECOVERY)
-      .setLogger(logger)
-      .compile();
-    app = moduleRef.createNestApplication({ logger, forceCloseConnections: true });
-    await app.listen(0, '127.0.0.1');
-    http = new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`);
+    ({ app, http } = await startReferenceService(
+      {
+        databaseUrl: database.url,
+        admission: { globalLimit: 32, defaultAgentLimit: 32, overflow: 'queue', maxQueue: 1000, defaultQueueTimeoutMs: 30_000, drainTimeoutMs: 5000 },
+        logDecisions: false,
+      },
+      logger,
+      (builder) => builder.overrideProvider(LEASE_RECOVERY_SETTINGS).useValue(RECOVERY),
+    ));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,11 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import type { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
-import { ReferenceAppModule } from '../../src/reference-app/reference-app.module';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { HttpClient } from './support/http-client';
 import { RecordingLogger } from './support/harness';
+import { startReferenceService } from './support/reference-service';
 
 /** The reference service `npm start` runs, on a fresh migrated database, driven as the README shows. */
 describe('reference service (README walkthrough)', () => {
@@ -16,14 +14,7 @@ describe('reference service (README walkthrough)', () => {
 
   beforeAll(async () => {
     database = await createFreshDatabase();
-    const moduleRef = await Test.createTestingModule({
-      imports: [ReferenceAppModule.forRoot({ databaseUrl: database.url })],
-    })
-      .setLogger(logger)
-      .compile();
-    app = moduleRef.createNestApplication({ logger, forceCloseConnections: true });
-    await app.listen(0, '127.0.0.1');
-    http = new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`);
+    ({ app, http } = await startReferenceService({ databaseUrl: database.url }, logger));
   }, 60_000);
 
   afterAll(async () => {
