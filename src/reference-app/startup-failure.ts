@@ -40,7 +40,7 @@ function field(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-/** JSON-style `\uXXXX` escapes, so the text stays on one line and valid inside a JSON line. */
+/** JSON-style `\u00hh` escapes, so the text stays on one line and valid inside a JSON line. */
 function escape(text: string): string {
   return text.replace(UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
