@@ -24,7 +24,7 @@ export function denialException(decision: PolicyDecision): HttpException {
   return new HttpException({ ...httpErrorBody(status, 'runtime_policy_denied'), decision: summarizeDecision(decision) }, status);
 }
 
-/** The fail-closed answer when a decision could not be recorded (the thrower sets `Retry-After`). */
+/** The fail-closed answer when a decision could not be recorded (the interceptor sets `Retry-After`). */
 export function auditFailureAnswer(): HttpErrorAnswer {
   return httpErrorAnswer(new RuntimePolicyError('runtime_policy_audit_persistence_failed'), POLICY_HTTP_ERRORS);
 }

@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { concatMap, from, Observable, switchMap } from 'rxjs';
 import { AuditRecorder } from './audit-log/audit-recorder';
 import { auditFailureException, denialException } from './policy-http';
@@ -30,27 +30,32 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
     private readonly reflector: Reflector,
     @Inject(RuntimePolicy) private readonly policy: RuntimePolicy,
     @Inject(AuditRecorder) private readonly recorder: AuditRecorder,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const endpoint = this.endpointOf(context);
     if (!endpoint || context.getType() !== 'http') return next.handle();
-    const request = context.switchToHttp().getRequest();
-    return from(this.admit(endpoint.check(this.policy, extract(endpoint.extract, request)))).pipe(
+    const http = context.switchToHttp();
+    const request = http.getRequest();
+    const response = http.getResponse<object>();
+    return from(this.admit(endpoint.check(this.policy, extract(endpoint.extract, request)), response)).pipe(
       switchMap(() => next.handle()),
       concatMap(async (value) => {
-        await this.admit(this.policy.checkContent(endpoint.outputSubject, value === undefined ? '' : value));
+        await this.admit(this.policy.checkContent(endpoint.outputSubject, value === undefined ? '' : value), response);
         return value;
       }),
     );
   }
 
   /** Records the decision when selected, then lets an allow through or throws the denial. */
-  private async admit(decision: PolicyDecision): Promise<void> {
+  private async admit(decision: PolicyDecision, response: object): Promise<void> {
     try {
       await this.recorder.record(decision);
     } catch {
       this.logger.error(`audit sink failed to record decision ${decision.decision_id}; request refused`);
+      // an outage: the client may retry, as with every 503 of the package
+      this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
       throw auditFailureException();
     }
     if (decision.outcome === 'deny') throw denialException(decision);

@@ -5,6 +5,7 @@
  */
 import { summarizeDecision } from '../../src/policy/policy-decision';
 import { AuditSink } from '../../src/policy/audit-log/audit-sink';
+import type { HttpResult } from './support/http-client';
 import { settleTime, waitFor } from './support/harness';
 import {
   argsOfSize,
@@ -129,8 +130,9 @@ describe('runtime policy audit sink over HTTP', () => {
   });
 
   describe('a failing sink fails closed with 503', () => {
-    const expectUnavailable = (result: { status: number; body: unknown }) => {
+    const expectUnavailable = (result: HttpResult) => {
       expect({ status: result.status, body: result.body }).toEqual({ status: 503, body: UNAVAILABLE });
+      expect(result.headers['retry-after']).toBe('1');
     };
 
     it('refuses an allowed request whose input record is rejected; the handler does not run and the log names only the decision id', async () => {

@@ -151,6 +151,7 @@ describe("runtime policy with auditLog: 'postgres'", () => {
         status: 503,
         body: { status_code: 503, error: 'Service Unavailable', code: 'runtime_policy_audit_persistence_failed' },
       });
+      expect(result.headers['retry-after']).toBe('1');
       expect(result.text).not.toContain(BODY_CANARY);
       expect(result.text).not.toContain('agent_runtime_policy_audit_head');
     }
