@@ -48,7 +48,8 @@ export class InvokeController {
       await sleep(workMs, systemClock, signal);
       if (permit.signal.aborted) throw cancelled();
     } catch {
-      await finishWithRetry(this.ledger, id, ownerToken, 'cancelled', null, { step: 'cancelled' }).catch(() => undefined);
+      const reason = permit.signal.aborted ? 'permit_revoked' : 'client_disconnected';
+      await finishWithRetry(this.ledger, id, ownerToken, 'cancelled', { reason }, { step: 'cancelled' }).catch(() => undefined);
       throw cancelled();
     }
     await finishWithRetry(this.ledger, id, ownerToken, 'completed', { work_ms: workMs }, { step: 'done' });

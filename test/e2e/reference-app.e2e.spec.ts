@@ -40,6 +40,20 @@ describe('reference service (README walkthrough)', () => {
     expect(row).toEqual({ owner_token: null });
   });
 
+  it('records an invoke whose client went away as cancelled, client_disconnected, with its lease released', async () => {
+    const dataSource = app.get(DataSource);
+    const call = http.send('/agents/gone/invoke', { method: 'POST', body: { work_ms: 5_000 } });
+    const running = async () => (await dataSource.query(`SELECT id FROM agent_runtime_invocations WHERE workflow_id = 'gone'`)) as unknown[];
+    for (let i = 0; i < 100 && (await running()).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    call.abort();
+    const finished = async () =>
+      (await dataSource.query(
+        `SELECT phase, outcome, owner_token, lease_until_ms FROM agent_runtime_invocations WHERE workflow_id = 'gone' AND phase <> 'running'`,
+      )) as unknown[];
+    for (let i = 0; i < 100 && (await finished()).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await finished()).toEqual([{ phase: 'cancelled', outcome: { reason: 'client_disconnected' }, owner_token: null, lease_until_ms: '0' }]);
+  });
+
   it('answers 404 with a code for an unknown invocation', async () => {
     const missing = await get('/invocations/no-such-invocation');
     expect(missing.status).toBe(404);
