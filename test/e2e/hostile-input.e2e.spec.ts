@@ -1,29 +1,15 @@
-import type { INestApplication } from '@nestjs/common';
-import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
-import { HttpClient, type HttpResult } from './support/http-client';
+import type { HttpResult } from './support/http-client';
 import { RecordingLogger } from './support/harness';
-import { startReferenceService } from './support/reference-service';
+import { useReferenceService } from './support/reference-service';
 
 const CANARY = 'canary-5d1e-secret';
 
 /** The reference service as `npm start` sets it up, driven with bodies and ids an attacker would send. */
 describe('reference service under hostile input', () => {
-  let database: FreshDatabase;
-  let app: INestApplication;
-  let http: HttpClient;
   const logger = new RecordingLogger();
+  const service = useReferenceService(logger);
 
-  beforeAll(async () => {
-    database = await createFreshDatabase();
-    ({ app, http } = await startReferenceService({ databaseUrl: database.url }, logger));
-  }, 60_000);
-
-  afterAll(async () => {
-    await app?.close();
-    await database?.drop();
-  });
-
-  const post = (path: string, body: string, headers: Record<string, string> = {}) => http.send(path, { method: 'POST', body, headers }).result;
+  const post = (path: string, body: string, headers: Record<string, string> = {}) => service.http.send(path, { method: 'POST', body, headers }).result;
 
   const expectCode = (result: HttpResult, status: number, code: string) => {
     expect({ status: result.status, body: result.body }).toMatchObject({ status, body: { status_code: status, code } });
@@ -95,7 +81,7 @@ describe('reference service under hostile input', () => {
     });
 
     it('an unknown route is 404 not_found without the path', async () => {
-      const result = await http.send(`/${CANARY}`).result;
+      const result = await service.http.send(`/${CANARY}`).result;
       expect(result.body).toEqual({ status_code: 404, error: 'Not Found', code: 'not_found' });
     });
   });

@@ -1,29 +1,14 @@
-import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
-import { HttpClient } from './support/http-client';
 import { RecordingLogger } from './support/harness';
-import { startReferenceService } from './support/reference-service';
+import { useReferenceService } from './support/reference-service';
 
 /** The reference service `npm start` runs, on a fresh migrated database, driven as the README shows. */
 describe('reference service (README walkthrough)', () => {
-  let database: FreshDatabase;
-  let app: INestApplication;
-  let http: HttpClient;
   const logger = new RecordingLogger();
+  const service = useReferenceService(logger);
 
-  beforeAll(async () => {
-    database = await createFreshDatabase();
-    ({ app, http } = await startReferenceService({ databaseUrl: database.url }, logger));
-  }, 60_000);
-
-  afterAll(async () => {
-    await app?.close();
-    await database?.drop();
-  });
-
-  const post = (path: string, body: unknown) => http.send(path, { method: 'POST', body }).result;
-  const get = (path: string) => http.send(path).result;
+  const post = (path: string, body: unknown) => service.http.send(path, { method: 'POST', body }).result;
+  const get = (path: string) => service.http.send(path).result;
 
   it('admits an invoke, records it in the ledger and serves the public record without the token', async () => {
     const invoked = await post('/agents/a/invoke', { work_ms: 10 });
@@ -36,13 +21,13 @@ describe('reference service (README walkthrough)', () => {
     );
     expect(record.body).toMatchObject({ workflow_id: 'a', kind: 'agent_run', phase: 'completed', owned: false, outcome: { work_ms: 10 } });
     expect(record.text).not.toMatch(/token/i);
-    const [row] = await app.get(DataSource).query('SELECT owner_token FROM agent_runtime_invocations WHERE id = $1', [invoked.body.invocation_id]);
+    const [row] = await service.app.get(DataSource).query('SELECT owner_token FROM agent_runtime_invocations WHERE id = $1', [invoked.body.invocation_id]);
     expect(row).toEqual({ owner_token: null });
   });
 
   it('records an invoke whose client went away as cancelled, client_disconnected, with its lease released', async () => {
-    const dataSource = app.get(DataSource);
-    const call = http.send('/agents/gone/invoke', { method: 'POST', body: { work_ms: 5_000 } });
+    const dataSource = service.app.get(DataSource);
+    const call = service.http.send('/agents/gone/invoke', { method: 'POST', body: { work_ms: 5_000 } });
     const running = async () => (await dataSource.query(`SELECT id FROM agent_runtime_invocations WHERE workflow_id = 'gone'`)) as unknown[];
     for (let i = 0; i < 100 && (await running()).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     call.abort();

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ReferenceAppModule, type ReferenceAppOptions } from '../../../src/reference-app/reference-app.module';
 import { setUpReferenceApp } from '../../../src/reference-app/reference-app.setup';
 import { HttpClient } from './http-client';
+import { createFreshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import type { RecordingLogger } from './harness';
 
 /** A running reference service: the app, a client on its socket, and how to stop it. */
@@ -28,4 +29,22 @@ export async function startReferenceService(
   setUpReferenceApp(app);
   await app.listen(0, '127.0.0.1');
   return { app, http: new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`) };
+}
+
+/**
+ * Registers `beforeAll`/`afterAll` hooks that boot the reference service on a fresh migrated database
+ * and tear both down; the returned object is filled in once the hooks ran.
+ */
+export function useReferenceService(logger: RecordingLogger): ReferenceService {
+  const service = {} as { app: INestApplication; http: HttpClient };
+  let database: FreshDatabase | undefined;
+  beforeAll(async () => {
+    database = await createFreshDatabase();
+    Object.assign(service, await startReferenceService({ databaseUrl: database.url }, logger));
+  }, 60_000);
+  afterAll(async () => {
+    await service.app?.close();
+    await database?.drop();
+  });
+  return service;
 }
