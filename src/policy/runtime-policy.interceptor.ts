@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { concatMap, from, Observable, switchMap } from 'rxjs';
+import { concatMap, from, Observable, switchMap, throwError, type ObservableInput } from 'rxjs';
 import { AuditRecorder } from './audit-log/audit-recorder';
 import { auditFailureException, denialException } from './policy-http';
 import type { PolicyDecision } from './policy-decision';
@@ -25,6 +25,7 @@ interface Endpoint {
 @Injectable()
 export class RuntimePolicyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('RuntimePolicy');
+  private readonly endpoints = new WeakMap<object, Endpoint | null>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -37,15 +38,26 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
     const endpoint = this.endpointOf(context);
     if (!endpoint || context.getType() !== 'http') return next.handle();
     const http = context.switchToHttp();
-    const request = http.getRequest();
     const response = http.getResponse<object>();
-    return from(this.admit(endpoint.check(this.policy, extract(endpoint.extract, request)), response)).pipe(
-      switchMap(() => next.handle()),
-      concatMap(async (value) => {
-        await this.admit(this.policy.checkContent(endpoint.outputSubject, value === undefined ? '' : value), response);
-        return value;
-      }),
+    const decision = endpoint.check(this.policy, extract(endpoint.extract, http.getRequest()));
+    const checkedOutput = concatMap((value: unknown) =>
+      this.passed(this.policy.checkContent(endpoint.outputSubject, value === undefined ? '' : value), response, value),
     );
+    // a decision that is not recorded is answered without a promise: most allows on the hot path
+    if (!this.recorder.selects(decision)) {
+      return decision.outcome === 'deny' ? throwError(() => denialException(decision)) : next.handle().pipe(checkedOutput);
+    }
+    return from(this.admit(decision, response)).pipe(
+      switchMap(() => next.handle()),
+      checkedOutput,
+    );
+  }
+
+  /** `value` once `decision` is recorded (when selected) and allows it; the denial otherwise. */
+  private passed(decision: PolicyDecision, response: object, value: unknown): ObservableInput<unknown> {
+    if (this.recorder.selects(decision)) return this.admit(decision, response).then(() => value);
+    if (decision.outcome === 'deny') throw denialException(decision);
+    return [value];
   }
 
   /** Records the decision when selected, then lets an allow through or throws the denial. */
@@ -61,16 +73,27 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
     if (decision.outcome === 'deny') throw denialException(decision);
   }
 
-  private endpointOf(context: ExecutionContext): Endpoint | undefined {
-    const agent = this.reflector.get<AgentEndpointOptions | undefined>(AGENT_ENDPOINT, context.getHandler());
+  /** The endpoint of the handler, read from its metadata once (`null` when it has none). */
+  private endpointOf(context: ExecutionContext): Endpoint | null {
+    const handler = context.getHandler();
+    let endpoint = this.endpoints.get(handler);
+    if (endpoint === undefined) {
+      endpoint = this.readEndpoint(handler);
+      this.endpoints.set(handler, endpoint);
+    }
+    return endpoint;
+  }
+
+  private readEndpoint(handler: object): Endpoint | null {
+    const agent = this.reflector.get<AgentEndpointOptions | undefined>(AGENT_ENDPOINT, handler as () => void);
     if (agent) {
       return { check: (policy, value) => policy.checkAgent(agent.agent, value), outputSubject: 'model_output', extract: agent.input ?? bodyOr('') };
     }
-    const tool = this.reflector.get<ToolEndpointOptions | undefined>(TOOL_ENDPOINT, context.getHandler());
+    const tool = this.reflector.get<ToolEndpointOptions | undefined>(TOOL_ENDPOINT, handler as () => void);
     if (tool) {
       return { check: (policy, value) => policy.checkTool(tool.tool, value), outputSubject: 'tool_result', extract: tool.args ?? bodyOr({}) };
     }
-    return undefined;
+    return null;
   }
 }
 
