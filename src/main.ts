@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { runAgentRuntimeMigrations } from './database/data-source.factory';
 import { openProjectDatabase } from './database/embedded-postgres';
 import { ReferenceAppModule } from './reference-app/reference-app.module';
-import { startupFailureLines } from './reference-app/startup-failure';
+import { failureReportLines } from './database/failure-report';
 import { setUpReferenceApp } from './reference-app/reference-app.setup';
 
 /** Boots the reference service on `DATABASE_URL` or the embedded Postgres in `.data/postgres`. */
@@ -51,6 +51,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  for (const line of startupFailureLines(error)) console.error(line);
+  for (const line of failureReportLines('reference service failed to start:', error)) console.error(line);
   process.exit(1);
 });

@@ -1,4 +1,5 @@
 import { createAgentRuntimeDataSource } from './data-source.factory';
+import { failureReportLines } from './failure-report';
 import { openProjectDatabase } from './embedded-postgres';
 
 /**
@@ -33,7 +34,7 @@ async function main(command: string | undefined): Promise<number> {
 main(process.argv[2]).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`migration ${process.argv[2] ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    for (const line of failureReportLines('migration failed:', error)) console.error(line);
     process.exit(1);
   },
 );

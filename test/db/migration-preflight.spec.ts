@@ -8,7 +8,7 @@ import type { MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATION_OBJECTS, AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 import { MIGRATIONS_TABLE, runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
 import { SchemaValidatorError } from '../../src/database/schema-validator.errors';
-import { startupFailureLines } from '../../src/reference-app/startup-failure';
+import { failureReportLines } from '../../src/database/failure-report';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 
 const names = AGENT_RUNTIME_MIGRATIONS.map((migration) => new (migration as new () => MigrationInterface)().name as string);
@@ -50,7 +50,7 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
     expect(error).toMatchObject({ code: 'schema_mismatch', details: { mismatches: [missingRow('PolicyAuditLog1764400000000')] } });
     expect((error as Error).message).not.toContain('already exists');
     expect(await appliedRows(client)).toEqual(before);
-    expect(startupFailureLines(error)).toEqual([
+    expect(failureReportLines('reference service failed to start:', error)).toEqual([
       'reference service failed to start: schema_mismatch {"mismatches":1}',
       JSON.stringify(missingRow('PolicyAuditLog1764400000000')),
     ]);

@@ -1,5 +1,7 @@
 import { createAgentRuntimeDataSource } from '../../database/data-source.factory';
 import { openProjectDatabase } from '../../database/embedded-postgres';
+import { classifyFailure } from '../../database/postgres-failure';
+import { AgentRuntimeError } from '../../shared/agent-runtime-error';
 import { assertAuditLogSchema } from './audit-log.schema';
 import { verifyAuditChain } from './audit-chain-verification';
 
@@ -25,9 +27,11 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const code = (error as { code?: unknown }).code;
-    const details = (error as { details?: unknown }).details;
-    console.error(JSON.stringify({ ok: false, error: typeof code === 'string' ? code : 'could_not_verify', details: details ?? null }));
+    // the package's own errors carry a code and content-free details; anything else only its database codes
+    const report = AgentRuntimeError.isAgentRuntimeError(error)
+      ? { ok: false, error: error.code, details: error.details ?? null }
+      : { ok: false, error: 'could_not_verify', details: classifyFailure(error).codes };
+    console.error(JSON.stringify(report));
     process.exit(2);
   },
 );

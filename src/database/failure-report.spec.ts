@@ -1,15 +1,16 @@
-import { SchemaValidatorError } from '../database/schema-validator.errors';
-import { RuntimePolicyError } from '../policy/runtime-policy.errors';
-import { startupFailureLines } from './startup-failure';
+import { failureReportLines } from './failure-report';
+import { SchemaValidatorError } from './schema-validator.errors';
+
+const startupFailureLines = (error: unknown) => failureReportLines('reference service failed to start:', error);
 
 const mismatches = [
   { table: 'agent_runtime_policy_audit_log', property: 'trigger:agent_runtime_policy_audit_log_no_change', expected: 'before update or delete for each row execute f()', actual: 'disabled' },
   { table: null, property: 'synchronous_commit', expected: 'not off', actual: 'off' },
 ] as const;
 
-describe('startupFailureLines', () => {
+describe('failureReportLines', () => {
   it('prints the code, then every mismatch as one JSON line {table, property, expected, actual}', () => {
-    const lines = startupFailureLines(new RuntimePolicyError('schema_mismatch', { mismatches }));
+    const lines = startupFailureLines(new SchemaValidatorError('schema_mismatch', { mismatches }));
     expect(lines).toEqual([
       'reference service failed to start: schema_mismatch {"mismatches":2}',
       '{"table":"agent_runtime_policy_audit_log","property":"trigger:agent_runtime_policy_audit_log_no_change","expected":"before update or delete for each row execute f()","actual":"disabled"}',
@@ -45,8 +46,8 @@ describe('startupFailureLines', () => {
   });
 
   it('escapes control characters and line separators taken from the catalog, so each mismatch stays one line', () => {
-    const hostile = { table: 't', property: 'trigger:a\nb\u001b[31m', expected: 'absent', actual: 'x\u0085y\u2028z' };
-    const [, line] = startupFailureLines(new RuntimePolicyError('schema_mismatch', { mismatches: [hostile] }));
+    const hostile = { table: 't', property: 'trigger:a\nb\u001b[31m' as const, expected: 'absent', actual: 'x\u0085y\u2028z' };
+    const [, line] = startupFailureLines(new SchemaValidatorError('schema_mismatch', { mismatches: [hostile] }));
     expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
     expect(JSON.parse(line)).toEqual(hostile);
   });

@@ -1,23 +1,23 @@
-import { classifyFailure } from '../database/postgres-failure';
+import { classifyFailure } from './postgres-failure';
 import { AgentRuntimeError } from '../shared/agent-runtime-error';
 
-const PREFIX = 'reference service failed to start:';
 /** Controls and line separators that JSON.stringify leaves raw or that could end or colour a line. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /**
- * The lines the reference service prints when start-up fails: first the error's code (with its
+ * The lines an operator command (`npm start`, the migration CLI) prints when it fails, each starting
+ * with `prefix`: first the error's code (with its
  * scalar details), then every schema mismatch on a line of its own as
  * `{"table":…,"property":…,"expected":…,"actual":…}`. An error that is not this package's prints
  * only its class name and database codes (SQLSTATE, socket error), never the driver's text.
  *
  * @example
- * for (const line of startupFailureLines(error)) console.error(line);
+ * for (const line of failureReportLines('reference service failed to start:', error)) console.error(line);
  */
-export function startupFailureLines(error: unknown): string[] {
-  if (!AgentRuntimeError.isAgentRuntimeError(error)) return [`${PREFIX} ${foreignError(error)}`];
-  const lines = [`${PREFIX} ${escape(error.message)}`];
+export function failureReportLines(prefix: string, error: unknown): string[] {
+  if (!AgentRuntimeError.isAgentRuntimeError(error)) return [`${prefix} ${foreignError(error)}`];
+  const lines = [`${prefix} ${escape(error.message)}`];
   const mismatches = error.details?.mismatches;
   if (Array.isArray(mismatches)) {
     for (const item of mismatches as readonly unknown[]) {
