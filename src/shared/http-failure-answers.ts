@@ -16,6 +16,9 @@ const BODY_PARSER_TYPES: Readonly<Record<string, HttpRequestErrorCode>> = Object
   'entity.verify.failed': 'invalid_request_body',
 });
 
+/** zlib's error codes: `Z_DATA_ERROR`, `Z_BUF_ERROR`, …, and Brotli's `ERR__ERROR_FORMAT_…`. */
+const ZLIB_ERROR = /^(?:Z_[A-Z_]+|ERR__ERROR_[A-Z0-9_]+|ERR_BROTLI[A-Z0-9_]*)$/;
+
 const STATUS_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze({ 500: 'internal_error' });
 
 /** The answer of the package for anything it does not know: 500 `internal_error`, nothing else. */
@@ -27,7 +30,11 @@ export const INTERNAL_ERROR_ANSWER: HttpErrorAnswer = Object.freeze({ status: 50
  */
 export function bodyParserAnswer(error: unknown): HttpErrorAnswer | undefined {
   if (!(error instanceof Error)) return undefined;
-  const { type, status, limit } = error as Error & { type?: unknown; status?: unknown; limit?: unknown };
+  const { type, status, limit, code: errorCode } = error as Error & { type?: unknown; status?: unknown; limit?: unknown; code?: unknown };
+  // a body that does not inflate: body-parser hands on zlib's own error, marked 400 but without a type
+  if (status === 400 && typeof errorCode === 'string' && ZLIB_ERROR.test(errorCode)) {
+    return httpErrorAnswer(new HttpRequestError('invalid_compressed_body'), HTTP_REQUEST_ERRORS);
+  }
   if (typeof type !== 'string' || typeof status !== 'number') return undefined;
   const code = Object.hasOwn(BODY_PARSER_TYPES, type) ? BODY_PARSER_TYPES[type] : undefined;
   if (!code) return status >= 400 && status < 500 ? statusAnswer(status) : INTERNAL_ERROR_ANSWER;

@@ -9,6 +9,7 @@ export type HttpRequestErrorCode =
   | 'too_many_parameters'
   | 'unsupported_charset'
   | 'unsupported_content_encoding'
+  | 'invalid_compressed_body'
   | 'invalid_content_length'
   | 'request_aborted'
   | 'invalid_request_body';
@@ -34,6 +35,7 @@ export const HTTP_REQUEST_ERRORS: HttpErrorTable<HttpRequestErrorCode> = Object.
   too_many_parameters: { status: 413 },
   unsupported_charset: { status: 415 },
   unsupported_content_encoding: { status: 415 },
+  invalid_compressed_body: { status: 400 },
   invalid_content_length: { status: 400 },
   request_aborted: { status: 400 },
   invalid_request_body: { status: 400, details: ['field', 'fields', 'unknown_fields'] },

@@ -2,6 +2,8 @@ import type { HttpResult } from './support/http-client';
 import { RecordingLogger } from './support/harness';
 import { useReferenceService } from './support/reference-service';
 
+import { gzipSync } from 'node:zlib';
+
 const CANARY = 'canary-5d1e-secret';
 
 /** The reference service as `npm start` sets it up, driven with bodies and ids an attacker would send. */
@@ -9,7 +11,7 @@ describe('reference service under hostile input', () => {
   const logger = new RecordingLogger();
   const service = useReferenceService(logger);
 
-  const post = (path: string, body: string, headers: Record<string, string> = {}) => service.http.send(path, { method: 'POST', body, headers }).result;
+  const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) => service.http.send(path, { method: 'POST', body, headers }).result;
 
   const expectCode = (result: HttpResult, status: number, code: string) => {
     expect({ status: result.status, body: result.body }).toMatchObject({ status, body: { status_code: status, code } });
@@ -61,6 +63,17 @@ describe('reference service under hostile input', () => {
     it('an unsupported content encoding is 415 unsupported_content_encoding', async () => {
       const result = await post('/chat/helper', JSON.stringify({ prompt: CANARY }), { 'content-encoding': 'x-canary' });
       expect(result.body).toEqual({ status_code: 415, error: 'Unsupported Media Type', code: 'unsupported_content_encoding' });
+    });
+
+    it.each(['gzip', 'deflate', 'br'])('a body that does not %s-inflate is 400 invalid_compressed_body, not 500', async (encoding) => {
+      const result = await post('/chat/helper', `${CANARY} is not compressed`, { 'content-encoding': encoding });
+      expect(result.body).toEqual({ status_code: 400, error: 'Bad Request', code: 'invalid_compressed_body' });
+      expect(result.text).not.toContain(CANARY);
+    });
+
+    it('a valid gzip body is read', async () => {
+      const result = await post('/chat/helper', gzipSync(JSON.stringify({ prompt: 'hi' })), { 'content-encoding': 'gzip' });
+      expect(result.status).toBe(200);
     });
 
     it('a body over the 100 kB limit is 413 body_too_large', async () => {

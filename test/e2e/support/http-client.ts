@@ -40,7 +40,8 @@ export class HttpClient {
   constructor(private readonly baseUrl: string) {}
 
   send(path: string, options: SendOptions = {}): PendingRequest {
-    const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    const payload =
+      options.body === undefined ? undefined : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
     const headers: Record<string, string | number> = { ...options.headers };
     if (payload !== undefined) {
       headers['content-type'] ??= 'application/json';
