@@ -109,7 +109,8 @@ function errorFields(error: unknown): string {
 function routeOf(request: HttpRequestLike): string {
   const pattern = request.route?.path ?? request.routeOptions?.url;
   const method = typeof request.method === 'string' && /^[A-Z]{1,16}$/.test(request.method) ? request.method : logField(request.method);
-  return typeof pattern === 'string' ? `${method} ${token(pattern)}` : `${method} null`;
+  // a failure before routing (the body parser) has no route pattern, and the URL is never printed
+  return typeof pattern === 'string' ? `${method} ${token(pattern)}` : `${method} (unrouted)`;
 }
 
 function token(value: unknown): string {

@@ -69,6 +69,7 @@ describe('reference service under hostile input', () => {
       const result = await post('/chat/helper', `${CANARY} is not compressed`, { 'content-encoding': encoding });
       expect(result.body).toEqual({ status_code: 400, error: 'Bad Request', code: 'invalid_compressed_body' });
       expect(result.text).not.toContain(CANARY);
+      expect(logger.entries.map((entry) => entry.text).join('\n')).not.toContain(CANARY);
     });
 
     it('a valid gzip body is read', async () => {
