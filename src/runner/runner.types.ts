@@ -1,0 +1,104 @@
+import type { OverflowMode } from '../admission/admission-config';
+import type { AdmissionRequestOptions } from '../admission/admission-request';
+import type { Permit } from '../admission/permit';
+import type { InvocationLedger } from '../ledger/invocation-ledger';
+import type { AuditSink } from '../policy/audit-log/audit-sink';
+import type { RuntimePolicy } from '../policy/runtime-policy';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
+import type { Clock } from '../shared/clock';
+import type { TelemetrySink } from '../telemetry/telemetry-sink';
+import type { Agent, RunnerPlugin } from './agent.types';
+import type { Content, JsonValue, Message } from './content.types';
+import type { SessionEvent, SessionService } from './session.types';
+
+/**
+ * What the Runner needs of an admission controller: `AdmissionController` and the cluster
+ * controller both fit (recognised by these methods, not by class).
+ */
+export interface RunnerAdmissionController {
+  acquire(agentId: string, options?: AdmissionRequestOptions): Promise<Permit>;
+  release(permit: Permit): boolean | Promise<boolean>;
+}
+
+/** Admission for every invocation (spec 03 §5). */
+export interface RunnerAdmissionOptions {
+  readonly controller: RunnerAdmissionController;
+  /** @default the controller's */
+  readonly overflow?: OverflowMode;
+  /** Integer ≥ 0, `'infinity'` or `Infinity`. @default the controller's */
+  readonly queueTimeoutMs?: number | 'infinity';
+}
+
+/** Options of `new Runner(...)` (spec 03 §5). */
+export interface RunnerOptions {
+  /** 1..128 characters. */
+  readonly appName: string;
+  /** The root agent. */
+  readonly agent: Agent;
+  readonly sessionService: SessionService;
+  /** Global plugins, unique names, run in this order. @default [] */
+  readonly plugins?: readonly RunnerPlugin[];
+  /** @default disabled */
+  readonly admission?: RunnerAdmissionOptions;
+  /** A compiled policy or a spec compiled here; once set every check is mandatory. @default disabled */
+  readonly runtimePolicy?: RuntimePolicy | RuntimePolicySpec;
+  /** Receives every deny decision after the session write. @default none */
+  readonly auditSink?: AuditSink;
+  /** Durable invocations (`durable: true`) are recorded in it. @default none */
+  readonly ledger?: InvocationLedger;
+  /** The whole invocation, queue wait included; positive integer. @default none */
+  readonly runTimeoutMs?: number;
+  /** Model calls per invocation. @default 32 */
+  readonly maxModelCalls?: number;
+  /** @default the system clock */
+  readonly clock?: Clock;
+  /** Receives `agent_runtime.runner.invocation`; `EventEmitter2` fits. @default none */
+  readonly events?: TelemetrySink;
+}
+
+/** One invocation (`runAsync`/`run`). */
+export interface RunRequest {
+  readonly userId: string;
+  /** `^[A-Za-z0-9._:-]{1,128}$`; generated when absent; the session is created after admission when missing. */
+  readonly sessionId?: string;
+  readonly message: Message;
+  /** Record the invocation in the ledger (needs the `ledger` option). @default false */
+  readonly durable?: boolean;
+  /** Aborting it cancels the invocation; a string `reason` (1..128 characters) is reported as the cancel reason. */
+  readonly signal?: AbortSignal;
+  /** The run this invocation belongs to (metadata of trace events). */
+  readonly runId?: string;
+  /** Called once admission granted, with the invocation id. */
+  readonly onAdmitted?: (info: { readonly invocation_id: string }) => void;
+}
+
+/**
+ * Continues a paused or interrupted invocation (spec 03 §7–§8). With `callId` it answers a pending
+ * confirmation (`confirmed` required); without it it continues a durable invocation from its ledger
+ * checkpoint (crash recovery).
+ */
+export interface ResumeRequest {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly invocationId: string;
+  readonly callId?: string;
+  readonly confirmed?: boolean;
+  readonly payload?: JsonValue;
+  readonly signal?: AbortSignal;
+  readonly runId?: string;
+  readonly onAdmitted?: (info: { readonly invocation_id: string }) => void;
+}
+
+/** How an invocation ended without an error. */
+export interface RunResult {
+  readonly status: 'completed' | 'paused';
+  readonly invocation_id: string;
+  readonly session_id: string;
+  /** The final output of a completed run. */
+  readonly output?: Content;
+  /** The calls awaiting confirmation of a paused run. */
+  readonly pending_call_ids?: readonly string[];
+}
+
+/** The generator `runAsync` and `resumeAsync` return: stored events, then the result. */
+export type RunStream = AsyncGenerator<SessionEvent, RunResult, undefined>;
