@@ -54,6 +54,13 @@ export interface RunnerOptions {
   readonly clock?: Clock;
   /** Receives `agent_runtime.runner.invocation`; `EventEmitter2` fits. @default none */
   readonly events?: TelemetrySink;
+  /** Where ignored failures (a throwing `afterRunCallback`, release or toolset close) are reported, without content. @default none */
+  readonly logger?: RunnerLogger;
+}
+
+/** A sink for the Runner's content-free warnings; Nest's `Logger` fits. */
+export interface RunnerLogger {
+  warn(message: string): void;
 }
 
 /** One invocation (`runAsync`/`run`). */

@@ -3,4 +3,5 @@ export const TelemetryEvents = Object.freeze({
   admissionDecision: 'agent_runtime.admission.decision',
   policyDecision: 'agent_runtime.policy.decision',
   ledgerOperation: 'agent_runtime.ledger.operation',
+  runnerInvocation: 'agent_runtime.runner.invocation',
 } as const);

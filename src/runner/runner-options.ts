@@ -1,0 +1,142 @@
+import type { OverflowMode } from '../admission/admission-config';
+import type { InvocationLedger } from '../ledger/invocation-ledger';
+import type { AuditSink } from '../policy/audit-log/audit-sink';
+import { RuntimePolicy } from '../policy/runtime-policy';
+import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
+import { RuntimePolicyError } from '../policy/runtime-policy.errors';
+import { systemClock, type Clock } from '../shared/clock';
+import { optionFailureDetails, readOptions } from '../shared/option-reader';
+import { integerIn, oneOf } from '../shared/option-rules';
+import type { TelemetrySink } from '../telemetry/telemetry-sink';
+import type { RunnerPlugin } from './agent.types';
+import { compileAgentTree, type CompiledAgent } from './agent-tree';
+import { RunnerError } from './runner.errors';
+import type { RunnerAdmissionController, RunnerLogger } from './runner.types';
+import type { SessionService } from './session.types';
+
+/** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
+export interface ResolvedAdmission {
+  readonly controller: RunnerAdmissionController;
+  readonly overflow: OverflowMode | undefined;
+  readonly queueTimeoutMs: number | 'infinity' | undefined;
+}
+
+/** Runner options after validation (spec 03 §5). */
+export interface ResolvedRunnerOptions {
+  readonly appName: string;
+  readonly root: CompiledAgent;
+  readonly sessionService: SessionService;
+  readonly plugins: readonly RunnerPlugin[];
+  readonly admission: ResolvedAdmission | null;
+  readonly policy: RuntimePolicy | null;
+  readonly auditSink: AuditSink | null;
+  readonly ledger: InvocationLedger | null;
+  readonly runTimeoutMs: number | null;
+  readonly maxModelCalls: number;
+  readonly clock: Clock;
+  readonly events: TelemetrySink | null;
+  readonly logger: RunnerLogger | null;
+}
+
+const DEFAULT_MAX_MODEL_CALLS = 32;
+const SESSION_METHODS = ['createSession', 'getSession', 'listSessions', 'deleteSession', 'appendEvent', 'listEvents', 'updateState'] as const;
+const PLUGIN_HOOKS = [
+  'onUserMessageCallback',
+  'beforeRunCallback',
+  'beforeToolCallback',
+  'afterToolCallback',
+  'onToolErrorCallback',
+  'onEventCallback',
+  'afterRunCallback',
+  'onRunErrorCallback',
+] as const;
+
+const hasMethods = (methods: readonly string[]) => (value: unknown) =>
+  typeof value === 'object' && value !== null && methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function');
+
+const RULES = {
+  appName: (value: unknown) => typeof value === 'string' && value.length >= 1 && value.length <= 128,
+  agent: (value: unknown) => typeof value === 'object' && value !== null,
+  sessionService: hasMethods(SESSION_METHODS),
+  plugins: Array.isArray,
+  admission: (value: unknown) => typeof value === 'object' && value !== null,
+  runtimePolicy: (value: unknown) => typeof value === 'object' && value !== null,
+  auditSink: hasMethods(['record']),
+  ledger: hasMethods(['createAndClaim', 'claim', 'renew', 'checkpoint', 'finish', 'get']),
+  runTimeoutMs: integerIn(1),
+  maxModelCalls: integerIn(1),
+  clock: hasMethods(['monotonicNow', 'wallNow', 'setTimer', 'clearTimer']),
+  events: hasMethods(['emit']),
+  logger: hasMethods(['warn']),
+};
+
+const ADMISSION_RULES = {
+  controller: hasMethods(['acquire', 'release']),
+  overflow: oneOf('reject', 'queue'),
+  queueTimeoutMs: (value: unknown) => value === 'infinity' || value === Infinity || integerIn(0)(value),
+};
+
+/** Validates `new Runner(options)` synchronously; every problem is a `RunnerError`. */
+export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
+  const read = readOptions(options, RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw new RunnerError('invalid_runner_options', optionFailureDetails(read.fields));
+  const values = read.values;
+  for (const required of ['appName', 'agent', 'sessionService'] as const) {
+    if (values[required] === undefined) throw new RunnerError('invalid_runner_options', { field: required });
+  }
+  return Object.freeze({
+    appName: values.appName as string,
+    root: compileAgentTree(values.agent),
+    sessionService: values.sessionService as SessionService,
+    plugins: resolvePlugins(values.plugins as unknown[] | undefined),
+    admission: values.admission === undefined ? null : resolveAdmission(values.admission),
+    policy: values.runtimePolicy === undefined ? null : resolvePolicy(values.runtimePolicy),
+    auditSink: (values.auditSink as AuditSink | undefined) ?? null,
+    ledger: (values.ledger as InvocationLedger | undefined) ?? null,
+    runTimeoutMs: (values.runTimeoutMs as number | undefined) ?? null,
+    maxModelCalls: (values.maxModelCalls as number | undefined) ?? DEFAULT_MAX_MODEL_CALLS,
+    clock: (values.clock as Clock | undefined) ?? systemClock,
+    events: (values.events as TelemetrySink | undefined) ?? null,
+    logger: (values.logger as RunnerLogger | undefined) ?? null,
+  });
+}
+
+function resolvePlugins(plugins: unknown[] | undefined): readonly RunnerPlugin[] {
+  const names = new Set<string>();
+  for (const plugin of plugins ?? []) {
+    const candidate = plugin as RunnerPlugin | null;
+    if (typeof candidate !== 'object' || candidate === null || typeof candidate.name !== 'string' || candidate.name.length === 0 || names.has(candidate.name)) {
+      throw new RunnerError('invalid_runner_options', { field: 'plugins' });
+    }
+    for (const hook of PLUGIN_HOOKS) {
+      if (candidate[hook] !== undefined && typeof candidate[hook] !== 'function') throw new RunnerError('invalid_runner_options', { field: 'plugins' });
+    }
+    names.add(candidate.name);
+  }
+  return Object.freeze([...((plugins ?? []) as RunnerPlugin[])]);
+}
+
+function resolveAdmission(admission: unknown): ResolvedAdmission {
+  const read = readOptions(admission, ADMISSION_RULES, { name: 'admission', unknownKeys: 'refuse' });
+  if (!read.ok) throw new RunnerError('invalid_runner_admission_control', optionFailureDetails(read.fields));
+  if (read.values.controller === undefined) throw new RunnerError('invalid_runner_admission_control', { field: 'controller' });
+  const timeout = read.values.queueTimeoutMs;
+  return Object.freeze({
+    controller: read.values.controller as RunnerAdmissionController,
+    overflow: read.values.overflow as OverflowMode | undefined,
+    queueTimeoutMs: timeout === Infinity ? 'infinity' : (timeout as number | 'infinity' | undefined),
+  });
+}
+
+function resolvePolicy(policy: unknown): RuntimePolicy {
+  if (RuntimePolicy.isRuntimePolicy(policy)) {
+    if ('status' in policy.describe()) throw new RunnerError('invalid_runner_runtime_policy', { reason: 'invalid_runtime_policy' });
+    return policy;
+  }
+  try {
+    return RuntimePolicy.compile(policy as RuntimePolicySpec);
+  } catch (error) {
+    const reason = RuntimePolicyError.isAgentRuntimeError(error, RuntimePolicyError) ? error.code : 'invalid_runtime_policy';
+    throw new RunnerError('invalid_runner_runtime_policy', { reason });
+  }
+}

@@ -1,0 +1,28 @@
+import type { CompiledAgent } from './agent-tree';
+import type { JsonObject, JsonValue } from './content.types';
+import { denialRecord, recordDenial } from './event-recorder';
+import type { InvocationScope } from './invocation-scope';
+import { textContent } from './message';
+import type { ToolCall } from './model.types';
+import { runAgentLoop } from './agent-loop';
+
+/** A sub-agent call's end: its output as the tool result, or the denial record of its agent check. */
+export type SubAgentOutcome = { readonly denied: true; readonly response: JsonValue } | { readonly denied: false; readonly result: JsonValue };
+
+/**
+ * Runs a sub-agent called as a tool (spec 03 §6.12): `checkAgent` on its input before any of its
+ * model work, then its own loop under the same invocation and permit. It cannot pause.
+ */
+export async function runSubAgent(scope: InvocationScope, sub: CompiledAgent, _call: ToolCall, args: JsonObject): Promise<SubAgentOutcome> {
+  const input = args.input as string;
+  const policy = scope.options.policy;
+  if (policy !== null) {
+    const checked = policy.checkAgent(sub.name, input);
+    if (checked.outcome === 'deny') {
+      await recordDenial(scope, checked);
+      return { denied: true, response: denialRecord(checked) };
+    }
+  }
+  const ended = await runAgentLoop(scope, sub, [{ role: 'user', content: textContent('user', input) }], true);
+  return { denied: false, result: { output: ended.kind === 'final' ? ended.text : '' } };
+}
