@@ -1,3 +1,5 @@
+import { deepFreeze } from '../json/json-copy';
+
 /**
  * The shape a component needs from one of its tables (spec 04 §1.2): plain frozen data, exported
  * beside the component's entity and compared with the live catalog by `validateSchema`.
@@ -210,12 +212,4 @@ function assertUniqueNames(items: readonly { readonly name: string }[], kind: st
     if (seen.has(name)) fail(`${kind} ${name} (declared twice)`);
     seen.add(name);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -18,16 +18,17 @@ export function referenceAdmissionConfig(env: NodeJS.ProcessEnv = process.env): 
 }
 
 /**
- * The reference service's runtime policy: agent `helper` may run, tool `search` may be called,
- * tool `shell` is explicitly denied, arguments up to 1 KiB, content up to 4 KiB.
+ * The reference service's runtime policy: agents `helper`, `operator` and `assistant` may run, tools
+ * `search` and `deploy` may be called, tool `shell` is explicitly denied, arguments up to 1 KiB,
+ * content up to 4 KiB.
  * `REFERENCE_POLICY_JSON` replaces it with a policy spec of your own.
  */
 export function referencePolicySpec(env: NodeJS.ProcessEnv = process.env): RuntimePolicySpec {
   if (env.REFERENCE_POLICY_JSON) return JSON.parse(env.REFERENCE_POLICY_JSON) as RuntimePolicySpec;
   return {
     id: 'reference-policy',
-    agents: { allow: ['helper'] },
-    tools: { allow: ['search', 'shell'], deny: ['shell'] },
+    agents: { allow: ['helper', 'operator', 'assistant'] },
+    tools: { allow: ['search', 'shell', 'deploy'], deny: ['shell'] },
     maxArgumentBytes: 1024,
     maxContentBytes: 4096,
   };
