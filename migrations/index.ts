@@ -1,12 +1,13 @@
 import { PolicyAuditLog1764400000000 } from './1764400000000-policy-audit-log';
 import { InvocationLedger1764500000000 } from './1764500000000-invocation-ledger';
 import { PolicyAuditHeadGuard1764600000000 } from './1764600000000-policy-audit-head-guard';
+import { RunnerSessions1764700000000 } from './1764700000000-runner-sessions';
 
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -23,4 +24,5 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   PolicyAuditLog1764400000000: { tables: ['agent_runtime_policy_audit_log', 'agent_runtime_policy_audit_head'], functions: ['agent_runtime_policy_audit_log_append_only'] },
   InvocationLedger1764500000000: { tables: ['agent_runtime_invocations'] },
   PolicyAuditHeadGuard1764600000000: { functions: ['agent_runtime_policy_audit_head_guard'] },
+  RunnerSessions1764700000000: { tables: ['agent_runtime_sessions', 'agent_runtime_session_events'] },
 });

@@ -1,4 +1,5 @@
 import { canonicalJson, measure } from '../json';
+import { hasEscapedNul } from '../json/escaped-nul';
 import { isValidId } from '../shared/id-rule';
 import { readOwnData } from '../shared/option-reader';
 import { isSafeIntegerAtLeast } from '../shared/plain-object';
@@ -6,8 +7,6 @@ import { MAX_LEASE_MS } from './ledger-options';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** `\u0000` as `JSON.stringify` escapes it, preceded by an even number of backslashes (so not `\\u0000`). */
-const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
 
 /** `invalid_<operation>_arguments` naming the argument. */
 export function invalidArgument(operation: LedgerOperation, argument: string): LedgerError {
@@ -65,6 +64,6 @@ export function jsonDocument(operation: LedgerOperation, argument: string, value
     if (LedgerError.isLedgerError(error)) throw error;
     throw invalidArgument(operation, argument);
   }
-  if (json.includes('\\u0000') && ESCAPED_NUL.test(json)) throw invalidArgument(operation, argument);
+  if (hasEscapedNul(json)) throw invalidArgument(operation, argument);
   return json;
 }

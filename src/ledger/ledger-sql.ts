@@ -151,7 +151,3 @@ export function ledgerStatements(table: string): LedgerStatements {
   });
 }
 
-/** `"schema"."table"`, or `"table"` when the schema is left to the connection. */
-export function qualifiedTable(schema: string | null, table: string): string {
-  return schema === null ? `"${table}"` : `"${schema}"."${table}"`;
-}

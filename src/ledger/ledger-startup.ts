@@ -10,7 +10,8 @@ import { retry } from '../shared/retry';
 import { ledgerStatement } from './ledger-connection';
 import { instanceLockKey } from './ledger-instance-key';
 import type { ResolvedLedgerOptions } from './ledger-options';
-import { ledgerStatements, qualifiedTable, type LedgerStatements } from './ledger-sql';
+import { qualifiedTable } from '../database/qualified-table';
+import { ledgerStatements, type LedgerStatements } from './ledger-sql';
 import { LedgerError } from './ledger.errors';
 import { ledgerTableSpec } from './ledger.schema';
 

@@ -1,5 +1,6 @@
 import { createLedgerMigration } from './ledger-migration';
-import { ledgerStatements, qualifiedTable } from './ledger-sql';
+import { qualifiedTable } from '../database/qualified-table';
+import { ledgerStatements } from './ledger-sql';
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName, LEDGER_TABLE_SPEC, ledgerTableSpec } from './ledger.schema';
 
 describe('ledger TableSpec', () => {

@@ -67,6 +67,7 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
           missingRow('PolicyAuditLog1764400000000'),
           missingRow('InvocationLedger1764500000000'),
           missingRow('PolicyAuditHeadGuard1764600000000', 'missing row, functions present'),
+          missingRow('RunnerSessions1764700000000'),
         ],
       },
     });
