@@ -6,6 +6,8 @@ import { LEDGER_HTTP_ERRORS } from './ledger/ledger-http';
 import { LedgerError } from './ledger/ledger.errors';
 import { POLICY_HTTP_ERRORS } from './policy/policy-http';
 import { RuntimePolicyError } from './policy/runtime-policy.errors';
+import { runnerHttpAnswer } from './runner/runner-http';
+import { RunnerError } from './runner/runner.errors';
 import { AgentRuntimeError } from './shared/agent-runtime-error';
 import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorTable } from './shared/http-error-mapper';
 import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './shared/http-failure-answers';
@@ -13,13 +15,16 @@ import { HTTP_REQUEST_ERRORS, HttpRequestError } from './shared/http-request.err
 import { logField } from './shared/log-escape';
 
 type ErrorClass = abstract new (...args: never[]) => AgentRuntimeError<string>;
+/** A module's table, or its function where a code's answer depends on its details. */
+type ErrorAnswers = HttpErrorTable<string> | ((error: AgentRuntimeError<string>) => HttpErrorAnswer | undefined);
 
 /** Each module's error class and its table of HTTP answers: the one place they meet. */
-const TABLES: ReadonlyArray<readonly [ErrorClass, HttpErrorTable<string>]> = [
+const TABLES: ReadonlyArray<readonly [ErrorClass, ErrorAnswers]> = [
   [LedgerError, LEDGER_HTTP_ERRORS],
   [RuntimePolicyError, POLICY_HTTP_ERRORS],
   [AdmissionError, ADMISSION_HTTP_ERRORS],
   [HttpRequestError, HTTP_REQUEST_ERRORS],
+  [RunnerError, runnerHttpAnswer],
 ];
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;
@@ -88,7 +93,7 @@ export class AgentRuntimeExceptionFilter implements ExceptionFilter {
 }
 
 function mapPackageError(error: AgentRuntimeError<string>): HttpErrorAnswer | undefined {
-  for (const [errorClass, table] of TABLES) if (error instanceof errorClass) return httpErrorAnswer(error, table);
+  for (const [errorClass, table] of TABLES) if (error instanceof errorClass) return typeof table === 'function' ? table(error) : httpErrorAnswer(error, table);
   return undefined;
 }
 

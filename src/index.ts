@@ -2,6 +2,7 @@
 export * from './admission';
 export * from './policy';
 export * from './ledger';
+export * from './runner';
 export * from './database';
 export * from './health';
 export { AdmissionHealthIndicator } from './admission/admission.health';

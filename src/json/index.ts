@@ -4,3 +4,4 @@ export { hasEscapedNul } from './escaped-nul';
 export { measure, measureContent, type MeasureResult } from './measure';
 export type { UnsupportedJsonKind } from './json-walker';
 export { JsonError, type JsonErrorCode } from './json.errors';
+export type { JsonObject, JsonValue } from './json.types';

@@ -1,5 +1,6 @@
-/** A JSON value as the ledger stores it in `jsonb` and gives it back. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '../json/json.types';
+
+export type { JsonValue } from '../json/json.types';
 
 /** Phases of an invocation (spec 04 §3). */
 export type InvocationPhase = 'ready' | 'running' | 'paused' | 'completed' | 'failed' | 'timed_out' | 'cancelled';

@@ -23,6 +23,19 @@ export interface RuntimePolicyDeps {
 
 const INVALID_DESCRIPTION: InvalidRuntimePolicyDescription = Object.freeze({ schema_version: 1, status: 'invalid' });
 
+/** Which check {@link screenCheck} runs. */
+export type ScreenedCheck = 'agent' | 'tool' | 'content';
+
+const SCREENED: Readonly<Record<ScreenedCheck, PolicyCheck>> = Object.freeze({ agent: AGENT_CHECK, tool: TOOL_CHECK, content: CONTENT_CHECK });
+
+/**
+ * Package-internal: one check of a compiled `policy` that builds the decision record only for a
+ * denial. An allow answers `null` after emitting the same telemetry event, so a caller that records
+ * only denials (the Runner, spec 03 §6.11) does not pay for an id, a canonical text and a digest
+ * nobody reads.
+ */
+export let screenCheck: (policy: RuntimePolicy, check: ScreenedCheck, subject: unknown, value: unknown) => PolicyDecision | null;
+
 /** Only `compile` and `withDeps` hold it, so no other code can construct a policy. */
 const CONSTRUCT = Symbol('RuntimePolicy.construct');
 
@@ -100,6 +113,31 @@ export class RuntimePolicy {
   checkContent(subject: unknown, content: unknown): PolicyDecision {
     if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(CONTENT_CHECK, subject);
     return this.#check(CONTENT_CHECK, subject, content);
+  }
+
+  static {
+    screenCheck = (policy, check, subject, value) => policy.#screen(SCREENED[check], subject, value);
+  }
+
+  #screen(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision | null {
+    const spec = this.#spec;
+    const verdict = evaluateCheck(check, spec, subject, value);
+    if (verdict.reason !== 'allowed') {
+      const decision = decide(check, verdict, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
+      if (this.#events !== undefined) emitSafely(this.#events, TelemetryEvents.policyDecision, eventOf(decision));
+      return decision;
+    }
+    if (this.#events !== undefined) {
+      emitSafely(this.#events, TelemetryEvents.policyDecision, {
+        limit_bytes: limitOf(check, spec),
+        ...(verdict.measuredBytes === null ? {} : { measured_bytes: verdict.measuredBytes }),
+        policy_id: spec.id,
+        operation: check.operation,
+        outcome: 'allow',
+        reason: 'allowed',
+      });
+    }
+    return null;
   }
 
   #check(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision {

@@ -15,6 +15,8 @@ import { LedgerModule } from '../ledger/ledger.module';
 import { referenceAdmissionConfig, referencePolicySpec } from './reference-config';
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
+import { RunsModule } from '../runner/runs.module';
+import { referenceRunsOptions } from './reference-runners';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
 
@@ -48,6 +50,7 @@ export class ReferenceAppModule {
           auditLog: 'postgres',
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
+        RunsModule.forRootAsync(referenceRunsOptions),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],

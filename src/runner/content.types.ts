@@ -1,8 +1,6 @@
-/** A JSON value: what may reach a tool, an event or a model. */
-export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+import type { JsonValue } from '../json/json.types';
 
-/** A JSON object. */
-export type JsonObject = { readonly [key: string]: JsonValue };
+export type { JsonObject, JsonValue } from '../json/json.types';
 
 /** One part of a message: text, or structured data. */
 export type Part = { readonly text: string } | { readonly data: JsonValue };

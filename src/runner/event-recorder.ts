@@ -6,6 +6,7 @@ import { randomId } from '../shared/random-id';
 import type { EventReplacement } from './agent.types';
 import type { JsonObject, JsonValue } from './content.types';
 import { linksOf, runChain } from './hook-chain';
+import { contentOrNull } from './message';
 import type { InvocationScope } from './invocation-scope';
 import { RunnerError } from './runner.errors';
 import type { NewSessionEvent, SessionEvent, SessionEventKind } from './session.types';
@@ -35,8 +36,33 @@ export async function applyEventCallbacks(scope: InvocationScope, agentName: str
       draft.kind === 'tool_response'
         ? { ...(draft.content as JsonObject), response: (replacement.content as JsonObject | null)?.response ?? (draft.content as JsonObject).response }
         : replacement.content;
+    if (!keepsShape(draft, content)) throw new RunnerError('plugin_failed', { hook: 'on_event', plugin: produced.owner });
   }
   return { ...draft, content, ...(replacement.actions !== undefined ? { actions: replacement.actions } : {}) };
+}
+
+/**
+ * A replaced content must still have its kind's shape, keeping the ids and names the Runner reads
+ * back (history, resume): otherwise one bad return would break every later run of the session.
+ */
+function keepsShape(draft: NewSessionEvent, content: JsonValue): boolean {
+  const before = draft.content as JsonObject;
+  switch (draft.kind) {
+    case 'user_message':
+      return contentOrNull(content, 'user') !== null;
+    case 'final_output':
+      return contentOrNull(content, 'model') !== null;
+    case 'model_turn': {
+      if (!isPlainObject(content) || (content.text !== undefined && typeof content.text !== 'string') || !Array.isArray(content.tool_calls)) return false;
+      const calls = content.tool_calls as readonly JsonObject[];
+      const original = before.tool_calls as readonly JsonObject[];
+      return calls.length === original.length && calls.every((call, index) => isPlainObject(call) && call.id === original[index].id && call.name === original[index].name);
+    }
+    case 'confirmation_requested':
+      return isPlainObject(content) && content.call_id === before.call_id && content.tool === before.tool;
+    default:
+      return true;
+  }
 }
 
 function readReplacement(value: unknown): EventReplacement | null {

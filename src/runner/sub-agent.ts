@@ -1,13 +1,14 @@
+import { screenCheck } from '../policy/runtime-policy';
+import type { PolicyDecision } from '../policy/runtime-policy.types';
 import type { CompiledAgent } from './agent-tree';
 import type { JsonObject, JsonValue } from './content.types';
-import { denialRecord, recordDenial } from './event-recorder';
 import type { InvocationScope } from './invocation-scope';
 import { textContent } from './message';
 import type { ToolCall } from './model.types';
 import { runAgentLoop } from './agent-loop';
 
-/** A sub-agent call's end: its output as the tool result, or the denial record of its agent check. */
-export type SubAgentOutcome = { readonly denied: true; readonly response: JsonValue } | { readonly denied: false; readonly result: JsonValue };
+/** A sub-agent call's end: its output as the tool result, or the deny decision of its agent check (audited when its response is committed). */
+export type SubAgentOutcome = { readonly denied: true; readonly decision: PolicyDecision } | { readonly denied: false; readonly result: JsonValue };
 
 /**
  * Runs a sub-agent called as a tool (spec 03 §6.12): `checkAgent` on its input before any of its
@@ -17,11 +18,8 @@ export async function runSubAgent(scope: InvocationScope, sub: CompiledAgent, _c
   const input = args.input as string;
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = policy.checkAgent(sub.name, input);
-    if (checked.outcome === 'deny') {
-      await recordDenial(scope, checked);
-      return { denied: true, response: denialRecord(checked) };
-    }
+    const checked = screenCheck(policy, 'agent', sub.name, input);
+    if (checked !== null) return { denied: true, decision: checked };
   }
   const ended = await runAgentLoop(scope, sub, [{ role: 'user', content: textContent('user', input) }], true);
   return { denied: false, result: { output: ended.kind === 'final' ? ended.text : '' } };

@@ -1,3 +1,4 @@
+import { screenCheck } from '../policy/runtime-policy';
 import { frozenJsonCopy } from '../json/json-copy';
 import type { PolicyDecision } from '../policy/runtime-policy.types';
 import { untilAborted } from '../shared/abortable';
@@ -79,8 +80,8 @@ export async function prepareCall(
   if (issues !== null) return invalidArguments(call, issues);
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = policy.checkTool(call.name, args);
-    if (checked.outcome === 'deny') return { kind: 'answer', call, response: denialRecord(checked), barrier: true, denial: checked };
+    const checked = screenCheck(policy, 'tool', call.name, args);
+    if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, denial: checked };
   }
   let tool: CompiledTool;
   if (resolution.kind === 'unknown') return answer(call, 'tool_not_found');
@@ -137,6 +138,8 @@ async function needsConfirmation(scope: InvocationScope, tool: Tool, args: JsonO
 export interface CallResult {
   readonly response: JsonValue;
   readonly outcome: ToolCallOutcome;
+  /** A deny decision (a sub-agent's agent check) whose audit event goes right before the response, in model order. */
+  readonly denial?: PolicyDecision;
 }
 
 /**
@@ -165,7 +168,7 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
   if (result === undefined) {
     if (prepared.subAgent !== null) {
       const sub = await runSubAgent(scope, prepared.subAgent, call, args);
-      if (sub.denied) return { response: sub.response, outcome: 'denied' };
+      if (sub.denied) return { response: denialRecord(sub.decision), outcome: 'denied', denial: sub.decision };
       result = sub.result;
     } else {
       try {
@@ -220,8 +223,8 @@ async function acceptAmendment(scope: InvocationScope, prepared: RunnableCall, a
   if (!isPlainObject(args) || (prepared.tool.validate?.(args) ?? null) !== null) throw refuse('invalid_tool_arguments');
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = policy.checkTool(prepared.call.name, args);
-    if (checked.outcome === 'deny') {
+    const checked = screenCheck(policy, 'tool', prepared.call.name, args);
+    if (checked !== null) {
       await recordDenial(scope, checked);
       throw refuse('runtime_policy_denied');
     }

@@ -1,3 +1,4 @@
+import { screenCheck } from '../policy/runtime-policy';
 import { handled } from '../shared/handled-promise';
 import type { ConfirmationDecision } from './agent.types';
 import type { CompiledAgent } from './agent-tree';
@@ -40,7 +41,11 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     const results = await Promise.all(batch.map((entry) => entry.work));
     const committed = batch;
     batch = [];
-    for (let index = 0; index < committed.length; index += 1) await commitResponse(scope, agent, history, committed[index].call, results[index].response, isSubAgent);
+    for (let index = 0; index < committed.length; index += 1) {
+      const { response, denial } = results[index];
+      if (denial !== undefined) await recordDenial(scope, denial);
+      await commitResponse(scope, agent, history, committed[index].call, response, isSubAgent);
+    }
   };
   for (const call of turn.calls) {
     if (turn.skip?.has(call.id)) continue;
@@ -77,8 +82,8 @@ async function commitResponse(scope: InvocationScope, agent: CompiledAgent, hist
   const content = event.content as JsonObject;
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = policy.checkContent('tool_result', content.response);
-    if (checked.outcome === 'deny') {
+    const checked = screenCheck(policy, 'content', 'tool_result', content.response);
+    if (checked !== null) {
       await recordDenial(scope, checked);
       event = { ...event, content: { ...content, response: denialRecord(checked) } };
     }

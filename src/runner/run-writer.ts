@@ -1,0 +1,43 @@
+import type { Clock } from '../shared/clock';
+import { handled } from '../shared/handled-promise';
+import type { RunEnding } from './run-outcome';
+import type { RunStatus } from './run-registry.types';
+import type { AppendOutcome, NewRunStreamItem, RunPatch, RunStore, WriteOutcome } from './run-store';
+
+/** Statuses of a run whose invocation executes (or awaits admission). */
+export const EXECUTING: readonly RunStatus[] = Object.freeze(['pending', 'running']);
+export const PAUSED: readonly RunStatus[] = Object.freeze(['paused']);
+export const RUNNING: readonly RunStatus[] = Object.freeze(['running']);
+
+/** A patch before the writer stamps it with the time. */
+export type UnstampedPatch = Omit<RunPatch, 'updated_at_ms'>;
+
+/**
+ * The registry's writes to its store: every patch stamped with the clock's wall time, the buffer
+ * bound applied to each item, and a finished run's removal scheduled once its terminal item is written.
+ */
+export class RunWriter {
+  constructor(
+    readonly store: RunStore,
+    private readonly clock: Clock,
+    private readonly settings: { readonly maxBufferedItems: number; readonly finishedRunTtlMs: number },
+  ) {}
+
+  /** Appends an item while the run has one of the `expect`ed statuses. */
+  append(runId: string, item: NewRunStreamItem, options: { readonly patch?: UnstampedPatch; readonly expect: readonly RunStatus[] }): Promise<AppendOutcome> {
+    const patch = { ...options.patch, updated_at_ms: this.clock.wallNow() };
+    return this.store.append(runId, item, { patch, expect: options.expect, keepItems: this.settings.maxBufferedItems });
+  }
+
+  /** Changes status fields while the run has one of the `expect`ed statuses. */
+  update(runId: string, patch: UnstampedPatch, expect: readonly RunStatus[]): Promise<WriteOutcome> {
+    return this.store.update(runId, { ...patch, updated_at_ms: this.clock.wallNow() }, { expect });
+  }
+
+  /** Writes a terminal item; once written, the run is removed after `finishedRunTtlMs` (an `unref`'d timer on the system clock). */
+  async end(runId: string, ending: RunEnding, expect: readonly RunStatus[]): Promise<AppendOutcome> {
+    const outcome = await this.append(runId, ending.terminal, { patch: ending.patch, expect });
+    if (outcome.written) this.clock.setTimer(() => void handled(this.store.delete(runId)), this.settings.finishedRunTtlMs);
+    return outcome;
+  }
+}
