@@ -28,6 +28,8 @@ async function main(): Promise<void> {
     [
       `listening on ${base}`,
       `  curl -s -X POST ${base}/agents/a/invoke -H 'content-type: application/json' -d '{"work_ms":2000}'`,
+      `  curl -s -X POST ${base}/runs -H 'content-type: application/json' -d '{"agent":"helper","user_id":"alice","message":"Where is the runbook?"}'`,
+      `  curl -sN ${base}/runs/<run_id>/events`,
       `  curl -s ${base}/admission/status`,
       `  curl -s ${base}/health/ready`,
     ].join('\n'),

@@ -39,10 +39,9 @@ export type {
   StartRunRequest,
   SubscribeOptions,
 } from './run-registry.types';
-export { RunSubscription } from './run-subscription';
+export type { RunSubscription } from './run-subscription';
 export { InMemoryRunStore } from './in-memory-run-store';
 export type { RunStore } from './run-store';
 export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs.module';
-export { RUNS_MODULE_OPTIONS, type ResolveUserId, type RunsModuleOptions } from './runs-module-options';
-export { RunsController } from './runs.controller';
+export type { ResolveUserId, RunsModuleOptions } from './runs-module-options';
 export { RunsHealthIndicator } from './runs.health';

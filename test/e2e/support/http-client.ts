@@ -37,7 +37,7 @@ export class HttpClient {
   private readonly open = new Set<http.ClientRequest>();
   private readonly keepAliveAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-  constructor(private readonly baseUrl: string) {}
+  constructor(readonly baseUrl: string) {}
 
   send(path: string, options: SendOptions = {}): PendingRequest {
     const payload =
