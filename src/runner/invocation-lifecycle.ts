@@ -68,7 +68,11 @@ async function runLifecycle(scope: InvocationScope, body: InvocationBody, signal
     await body.beforeAdmission?.();
     try {
       permit = await admit(scope);
-      body.onAdmitted?.({ invocation_id: scope.invocationId });
+      try {
+        body.onAdmitted?.({ invocation_id: scope.invocationId });
+      } catch {
+        options.logger?.warn('Runner: onAdmitted threw (ignored)');
+      }
       await body.afterAdmission?.();
     } catch (error) {
       await body.onStartFailed?.().catch(() => undefined);

@@ -57,7 +57,7 @@ export function resumeBody(scope: InvocationScope, plan: ResumePlan): Invocation
       const final = own.find((event) => event.kind === 'final_output');
       if (final !== undefined) return completed(scope, final.content as unknown as Content);
       const history = historyOf(events, options.root.name);
-      const turn = pausedTurn(scope, own, session.state, plan);
+      const turn = pausedTurn(scope, own, session.state, plan, continuation);
       if (turn === null && !own.some((event) => event.kind === 'user_message')) throw new RunnerError('invocation_not_found', {});
       return concludeLoop(scope, await runAgentLoop(scope, options.root, history, false, turn ?? undefined));
     },
@@ -65,12 +65,15 @@ export function resumeBody(scope: InvocationScope, plan: ResumePlan): Invocation
 }
 
 /** The last tool turn of the invocation and what is known of each of its calls. */
-function pausedTurn(scope: InvocationScope, own: readonly SessionEvent[], state: JsonObject, plan: ResumePlan): ToolTurn | null {
+function pausedTurn(scope: InvocationScope, own: readonly SessionEvent[], state: JsonObject, plan: ResumePlan, continuation: Continuation | null): ToolTurn | null {
   const rootName = scope.options.root.name;
   let turnIndex = own.length - 1;
   while (turnIndex >= 0 && !(own[turnIndex].kind === 'model_turn' && own[turnIndex].author === rootName)) turnIndex -= 1;
   if (turnIndex < 0) return null;
-  const calls = (own[turnIndex].content as unknown as { tool_calls: readonly ToolCall[] }).tool_calls;
+  // the confirmed call runs with the arguments the human was asked about, even if a plugin redacted the stored turn
+  const calls = (own[turnIndex].content as unknown as { tool_calls: readonly ToolCall[] }).tool_calls.map((call) =>
+    continuation !== null && call.id === continuation.call_id ? { ...call, args: continuation.args } : call,
+  );
   const answered = new Set(
     own
       .slice(turnIndex + 1)

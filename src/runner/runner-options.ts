@@ -1,7 +1,7 @@
 import type { OverflowMode } from '../admission/admission-config';
 import type { InvocationLedger } from '../ledger/invocation-ledger';
 import type { AuditSink } from '../policy/audit-log/audit-sink';
-import { RuntimePolicy } from '../policy/runtime-policy';
+import { RuntimePolicy, type RuntimePolicyDeps } from '../policy/runtime-policy';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { RuntimePolicyError } from '../policy/runtime-policy.errors';
 import { systemClock, type Clock } from '../shared/clock';
@@ -90,7 +90,7 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     sessionService: values.sessionService as SessionService,
     plugins: resolvePlugins(values.plugins as unknown[] | undefined),
     admission: values.admission === undefined ? null : resolveAdmission(values.admission),
-    policy: values.runtimePolicy === undefined ? null : resolvePolicy(values.runtimePolicy),
+    policy: values.runtimePolicy === undefined ? null : resolvePolicy(values.runtimePolicy, { clock: values.clock as Clock | undefined, events: values.events as TelemetrySink | undefined }),
     auditSink: (values.auditSink as AuditSink | undefined) ?? null,
     ledger: (values.ledger as InvocationLedger | undefined) ?? null,
     runTimeoutMs: (values.runTimeoutMs as number | undefined) ?? null,
@@ -128,13 +128,14 @@ function resolveAdmission(admission: unknown): ResolvedAdmission {
   });
 }
 
-function resolvePolicy(policy: unknown): RuntimePolicy {
+/** A compiled policy keeps its own deps; a spec is compiled with the Runner's clock and telemetry sink. */
+function resolvePolicy(policy: unknown, deps: RuntimePolicyDeps): RuntimePolicy {
   if (RuntimePolicy.isRuntimePolicy(policy)) {
     if ('status' in policy.describe()) throw new RunnerError('invalid_runner_runtime_policy', { reason: 'invalid_runtime_policy' });
     return policy;
   }
   try {
-    return RuntimePolicy.compile(policy as RuntimePolicySpec);
+    return RuntimePolicy.compile(policy as RuntimePolicySpec, deps);
   } catch (error) {
     const reason = RuntimePolicyError.isAgentRuntimeError(error, RuntimePolicyError) ? error.code : 'invalid_runtime_policy';
     throw new RunnerError('invalid_runner_runtime_policy', { reason });

@@ -1,6 +1,7 @@
 import type { Agent } from './agent.types';
 import { discardInvocationContinuations } from './continuation-store';
 import { invocationStream } from './invocation-lifecycle';
+import { takeInvocationTurn } from './invocation-queue';
 import { resumeBody } from './invocation-resume';
 import { InvocationScope } from './invocation-scope';
 import { startBody } from './invocation-start';
@@ -72,8 +73,13 @@ export class Runner {
     const options = this.#options;
     return (async function* () {
       const valid = validateResumeRequest(options, request);
-      const scope = new InvocationScope(options, valid.userId, valid.sessionId, valid.invocationId);
-      return yield* invocationStream(scope, resumeBody(scope, { callId: valid.callId, decision: valid.decision, onAdmitted: valid.onAdmitted }), valid.signal);
+      const release = await takeInvocationTurn(valid.invocationId);
+      try {
+        const scope = new InvocationScope(options, valid.userId, valid.sessionId, valid.invocationId);
+        return yield* invocationStream(scope, resumeBody(scope, { callId: valid.callId, decision: valid.decision, onAdmitted: valid.onAdmitted }), valid.signal);
+      } finally {
+        release();
+      }
     })();
   }
 

@@ -235,6 +235,23 @@ describe('Resuming (spec 03 §7)', () => {
     expect(responses.get('c2')).toEqual({ success: true, result: { sent: 2 } });
   });
 
+  it('two concurrent resumes of different pending calls of one turn run one after the other: each tool once, one model call, no confirmation asked again', async () => {
+    const { agent, transfer } = transferAgent(['c1', 'c2']);
+    const runner = makeRunner({ agent });
+    const paused = await pausedRun(runner, 'ses-two-at-once');
+    const base = { userId: USER, sessionId: 'ses-two-at-once', invocationId: paused.invocation_id };
+
+    const [first, second] = await Promise.all([runner.resume({ ...base, callId: 'c1', confirmed: true }), runner.resume({ ...base, callId: 'c2', confirmed: true })]);
+
+    expect(first).toMatchObject({ status: 'paused', pending_call_ids: ['c2'] });
+    expect(second.status).toBe('completed');
+    expect(transfer.executions).toEqual([{ amount: 1 }, { amount: 2 }]);
+    expect(agent.model.calls).toHaveLength(2);
+    expect(ofKind(await storedEvents(runner, 'ses-two-at-once'), 'confirmation_requested')).toHaveLength(2);
+    const session = await runner.sessionService.getSession({ appName: runner.appName, ...base });
+    expect(Object.keys(session?.state ?? {})).toEqual([]);
+  });
+
   it('a turn mixing a confirmation call with a plain call completes the plain call before pausing', async () => {
     const echo = countingTool('echo', () => 'echoed');
     const transfer = countingTool('transfer', () => 'sent', { requireConfirmation: true });
