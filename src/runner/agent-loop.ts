@@ -45,9 +45,10 @@ export async function runAgentLoop(scope: InvocationScope, agent: CompiledAgent,
 /** `beforeModelCallback`, the model call on the invocation signal, `afterModelCallback`. */
 async function modelTurn(scope: InvocationScope, agent: CompiledAgent, history: HistoryEntry[]): Promise<ModelResponse> {
   const ctx = scope.context(agent.name);
-  const request: ModelRequest = frozenJsonCopy({
+  // every entry holds frozen, stored JSON already: freezing the shells is enough, no deep copy per turn
+  const request: ModelRequest = Object.freeze({
     ...instructionOf(agent, ctx),
-    contents: history,
+    contents: Object.freeze(history.map((entry) => Object.freeze(entry))),
     tools: await declarationsOf(scope, agent),
   });
   const local = (fn: unknown) => [{ owner: AGENT_CALLBACK, call: (input: unknown) => (fn as (input: unknown) => unknown).call(agent.agent, input) }];
@@ -91,13 +92,14 @@ function toolCallsOf(response: ModelResponse): ToolCall[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new RunnerError('model_failed', { reason: 'invalid_response' });
   const seen = new Set<string>();
-  return raw.map((entry: unknown) => {
+  const calls = raw.map((entry: unknown) => {
     if (typeof entry !== 'object' || entry === null) throw new RunnerError('model_failed', { reason: 'invalid_response' });
     const { id, name, args } = entry as { id?: unknown; name?: unknown; args?: unknown };
     const callId = typeof id === 'string' && CALL_ID.test(id) && !seen.has(id) ? id : randomId('call-').slice(0, 21);
     seen.add(callId);
     return Object.freeze({ id: callId, name: typeof name === 'string' ? name : '', args: jsonOrNull(args) });
   });
+  return Object.freeze(calls) as ToolCall[];
 }
 
 function jsonOrNull(value: unknown): JsonValue {

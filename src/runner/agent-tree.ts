@@ -1,3 +1,4 @@
+import { frozenJsonCopy } from '../json/json-copy';
 import { isValidId } from '../shared/id-rule';
 import type { Agent, Tool, Toolset } from './agent.types';
 import type { JsonObject } from './content.types';
@@ -98,12 +99,15 @@ export function compileTool(value: unknown, field: string): CompiledTool {
   const confirmation = tool.requireConfirmation;
   if (confirmation !== undefined && typeof confirmation !== 'boolean' && typeof confirmation !== 'function') throw invalid(field);
   let validate: ArgumentValidator | null;
+  let parameters: JsonObject | undefined;
   try {
-    validate = compileArgumentSchema(tool.parameters);
+    // a private frozen copy: a later change of the tool's object changes neither checks nor declarations
+    parameters = tool.parameters === undefined ? undefined : frozenJsonCopy(tool.parameters);
+    validate = compileArgumentSchema(parameters);
   } catch {
     throw invalid(`${field}.parameters`);
   }
-  return Object.freeze({ tool, validate, declaration: declaration(tool.name, tool.description, tool.parameters ?? OPEN_OBJECT) });
+  return Object.freeze({ tool, validate, declaration: declaration(tool.name, tool.description, parameters ?? OPEN_OBJECT) });
 }
 
 function subAgentTool(sub: CompiledAgent): CompiledTool {

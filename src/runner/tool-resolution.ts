@@ -1,3 +1,4 @@
+import { frozenJsonCopy } from '../json/json-copy';
 import type { Toolset } from './agent.types';
 import type { CompiledAgent, CompiledSubAgent, CompiledTool } from './agent-tree';
 import { openDeclaration } from './agent-tree';
@@ -31,7 +32,7 @@ export async function declarationsOf(scope: InvocationScope, agent: CompiledAgen
     const ctx = scope.context(agent.name);
     let offered: readonly ToolDeclaration[];
     try {
-      offered = toolset.declarations ? [...(await toolset.declarations(ctx))] : (await listedNames(scope, agent, toolset)).map(openDeclaration);
+      offered = toolset.declarations ? frozenJsonCopy([...(await toolset.declarations(ctx))]) : (await listedNames(scope, agent, toolset)).map(openDeclaration);
     } catch {
       // a toolset that cannot describe itself offers nothing this turn; its calls still resolve by name
       offered = [];
@@ -39,7 +40,7 @@ export async function declarationsOf(scope: InvocationScope, agent: CompiledAgen
     declarations.push(...offered.filter((declaration) => typeof declaration?.name === 'string'));
   }
   for (const sub of agent.subAgents.values()) declarations.push(sub.tool.declaration);
-  return declarations;
+  return Object.freeze(declarations);
 }
 
 async function listedNames(scope: InvocationScope, agent: CompiledAgent, toolset: Toolset): Promise<readonly string[]> {
