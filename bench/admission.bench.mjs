@@ -2,6 +2,7 @@
 // bottleneck, in one process, peers interleaved. Run with `npm run bench:admission`; see bench/README.md.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
+import { median } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
 const { AdmissionController } = require('../dist/src/admission/admission-controller.js');
@@ -357,11 +358,6 @@ async function depthContest(levels) {
 
 // ---- report ----------------------------------------------------------------------------------------
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 const ns = (value) => (value >= 10_000 ? `${(value / 1000).toFixed(0)} µs` : `${value.toFixed(0)} ns`);
 const times = (ratio) => `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`;

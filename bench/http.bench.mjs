@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { median } from './stats.mjs';
 
 const ROUTES = [
   { name: 'bare', path: '/bare', label: 'bare' },
@@ -135,11 +136,6 @@ async function startServer(profileDir) {
   };
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 function parseArgs(argv) {
   const out = {};

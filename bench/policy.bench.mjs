@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
+import { median, spread } from './stats.mjs';
 
 const HEAP_MIB = 4096;
 if (typeof globalThis.gc !== 'function' || getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
@@ -206,18 +207,7 @@ function timeFew(fn) {
   return { ns: Math.min(...times.map((t) => t.wall)), cpu: Math.min(...times.map((t) => t.cpu)) };
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
-/** Interquartile range relative to the median, as a rough noise figure. */
-function spread(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return (q(0.75) - q(0.25)) / median(values);
-}
 
 // ---- report ----------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { median, spread } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
 const { Runner } = require('../dist/src/runner/runner.js');
@@ -217,18 +218,7 @@ async function contest(contestants) {
   }));
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
-/** Interquartile range relative to the median, as a rough noise figure. */
-function spread(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return (q(0.75) - q(0.25)) / median(values);
-}
 
 /** Median over the rounds of x's batch / y's batch in the same round: robust to drift of a busy machine. */
 const pairedRatio = (x, y, field) => median(x.samples.map((s, round) => s[field] / y.samples[round][field]));

@@ -1,7 +1,6 @@
 import type { Permit } from '../admission/permit';
 import { AdmissionError } from '../admission/admission.errors';
 import type { TerminalPhase } from '../ledger/invocation-record';
-import { untilAborted } from '../shared/abortable';
 import { handled } from '../shared/handled-promise';
 import type { ReadonlyContext } from './agent.types';
 import { linksOf, runObservers } from './hook-chain';
@@ -121,7 +120,8 @@ async function admit(scope: InvocationScope): Promise<Permit | null> {
     ...(admission.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: admission.queueTimeoutMs }),
   };
   try {
-    return await untilAborted(Promise.resolve().then(() => admission.controller.acquire(scope.options.root.name, request)), scope.signal);
+    // the invocation signal is the owner: the controller itself drops the queue entry or revokes the permit on abort
+    return await admission.controller.acquire(scope.options.root.name, request);
   } catch (error) {
     scope.throwIfEnded();
     const reason = AdmissionError.isAgentRuntimeError(error, AdmissionError) ? error.code : 'admission_unavailable';
