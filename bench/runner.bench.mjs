@@ -16,7 +16,7 @@ const { Runner } = require('../dist/src/runner/runner.js');
 const { ScriptedModel } = require('../dist/src/runner/scripted-model.js');
 const { InMemorySessionService } = require('../dist/src/runner/in-memory-session-service.js');
 const { AdmissionController } = require('../dist/src/admission/admission-controller.js');
-const { RuntimePolicy } = require('../dist/src/policy/runtime-policy.js');
+const { RuntimePolicy, screenCheck } = require('../dist/src/policy/runtime-policy.js');
 
 const args = parseArgs(process.argv.slice(2));
 const ROUNDS = Number(args.rounds ?? 31);
@@ -76,8 +76,9 @@ const RUNNERS = [
 
 /**
  * Ax: after each run of Runner A, the bench itself makes the calls B's Runner makes to the policy and
- * the controller on the same inputs (per run: checkAgent, agent_input, model_output, acquire +
- * release with an owner signal; per tool call: checkTool, tool_result). Ax − A is what those calls
+ * the controller on the same inputs, as the Runner makes them (the policy's screened checks, which
+ * build a decision record only for a denial; per run: agent, agent_input, model_output, acquire +
+ * release with an owner signal; per tool call: tool, tool_result). Ax − A is what those calls
  * cost amid the Runner's work; B − Ax is then the Runner's own handling of them.
  */
 function besideChecks(w) {
@@ -87,9 +88,9 @@ function besideChecks(w) {
   const owner = new AbortController().signal;
   return async () => {
     const permit = await controller.acquire(AGENT, { owner });
-    blackhole += policy.checkAgent(AGENT, MESSAGE).budget.measured_bytes + policy.checkContent('agent_input', MESSAGE).budget.measured_bytes;
-    for (let i = 0; i < calls.length; i++) blackhole += policy.checkTool(TOOL, calls[i].args).budget.measured_bytes + policy.checkContent('tool_result', wrappers[i]).budget.measured_bytes;
-    blackhole += policy.checkContent('model_output', output).budget.measured_bytes;
+    blackhole += (screenCheck(policy, 'agent', AGENT, MESSAGE) === null) + (screenCheck(policy, 'content', 'agent_input', MESSAGE) === null);
+    for (let i = 0; i < calls.length; i++) blackhole += (screenCheck(policy, 'tool', TOOL, calls[i].args) === null) + (screenCheck(policy, 'content', 'tool_result', wrappers[i]) === null);
+    blackhole += screenCheck(policy, 'content', 'model_output', output) === null;
     controller.release(permit);
   };
 }
@@ -226,24 +227,24 @@ const pairedRatio = (x, y, field) => median(x.samples.map((s, round) => s[field]
 // ---- the operations B adds, alone ----------------------------------------------------------------
 
 /**
- * What B does that A does not, each operation in a tight loop on the inputs of the runs: per tool
- * call `checkTool` on the call's arguments and `checkContent('tool_result')` on its response
- * wrapper; per run `checkAgent` and `checkContent('agent_input')` on the message,
- * `checkContent('model_output')` on the final Content, and one admission acquire + release with an
- * owner signal (the Runner passes its invocation signal).
+ * What B does that A does not, each operation in a tight loop on the inputs of the runs, as the
+ * Runner makes it (the screened checks: an allow builds no decision record): per tool call the tool
+ * check on the call's arguments and the `tool_result` check on its response wrapper; per run the
+ * agent and `agent_input` checks on the message, the `model_output` check on the final Content, and
+ * one admission acquire + release with an owner signal (the Runner passes its invocation signal).
  */
 function operationContestants() {
   const callArgs = WORKLOADS[1].steps[0].toolCalls[0].args;
   const wrapper = { success: true, result: lookup.execute(callArgs) };
   const output = { role: 'model', parts: [{ text: FINAL }] };
   const owner = new AbortController().signal;
-  const sync = (key, label, per, fn) => ({ key, label, per, prepare: (runs) => async () => { for (let i = 0; i < runs; i++) blackhole += fn().budget.measured_bytes; } });
+  const sync = (key, label, per, fn) => ({ key, label, per, prepare: (runs) => async () => { for (let i = 0; i < runs; i++) blackhole += fn() === null; } });
   return [
-    sync('tool', `policy.checkTool('${TOOL}', args)`, 'call', () => policy.checkTool(TOOL, callArgs)),
-    sync('result', "policy.checkContent('tool_result', wrapper)", 'call', () => policy.checkContent('tool_result', wrapper)),
-    sync('agent', 'policy.checkAgent(agent, message)', 'run', () => policy.checkAgent(AGENT, MESSAGE)),
-    sync('input', "policy.checkContent('agent_input', message)", 'run', () => policy.checkContent('agent_input', MESSAGE)),
-    sync('output', "policy.checkContent('model_output', content)", 'run', () => policy.checkContent('model_output', output)),
+    sync('tool', `screenCheck(policy, 'tool', '${TOOL}', args)`, 'call', () => screenCheck(policy, 'tool', TOOL, callArgs)),
+    sync('result', "screenCheck(policy, 'content', 'tool_result', wrapper)", 'call', () => screenCheck(policy, 'content', 'tool_result', wrapper)),
+    sync('agent', "screenCheck(policy, 'agent', agent, message)", 'run', () => screenCheck(policy, 'agent', AGENT, MESSAGE)),
+    sync('input', "screenCheck(policy, 'content', 'agent_input', message)", 'run', () => screenCheck(policy, 'content', 'agent_input', MESSAGE)),
+    sync('output', "screenCheck(policy, 'content', 'model_output', content)", 'run', () => screenCheck(policy, 'content', 'model_output', output)),
     {
       key: 'permit',
       label: 'await controller.acquire(agent, {owner}) + release',

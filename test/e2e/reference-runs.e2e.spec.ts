@@ -69,4 +69,20 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
     expect(ready.status).toBe(200);
     expect(ready.body.info.runs).toEqual({ status: 'up', accepting: true, active: 0 });
   });
+  test('a canary secret in a denied message reaches no status record, stream item, error body or log line', async () => {
+    const canary = 'CANARY-7f3a9c-secret';
+    const message = `${canary} ${'x'.repeat(5000)}`;
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'mallory', message } }).result;
+    expect(started.status).toBe(202);
+    const stream = await SseConnection.open(base(), `/runs/${started.body.run_id}/events`);
+    await stream.ended;
+    const items = stream.messages.map((entry) => JSON.parse(entry.data));
+    expect(items.map((item) => item.event?.kind ?? item.type)).toEqual(['policy_audit', 'terminal']);
+    expect(items[1]).toMatchObject({ status: 'failed', error: { code: 'runtime_policy_denied', details: { operation: 'agent_invocation', reason: 'content_budget_exceeded' } } });
+    const status = await service.http.send(`/runs/${started.body.run_id}`).result;
+    expect(status.body).toMatchObject({ status: 'failed', error: { code: 'runtime_policy_denied' } });
+    const badConfirm = await service.http.send(`/runs/${started.body.run_id}/confirmations/c1`, { method: 'POST', body: { confirmed: true, payload: canary } }).result;
+    expect(badConfirm.status).toBe(409);
+    for (const text of [JSON.stringify(items), status.text, badConfirm.text, ...logger.entries.map((entry) => entry.text)]) expect(text).not.toContain(canary);
+  });
 });
