@@ -103,7 +103,8 @@ const pinned = (name) => {
   if (!version) throw new Error(`${name} has no version in ${process.env.ROOT}/package.json`);
   return version;
 };
-const runtime = ['typeorm', 'pg', 'class-validator', 'class-transformer', 'reflect-metadata', 'rxjs', 'embedded-postgres'];
+// every runtime dependency of the package, plus the peers and the dev-only launcher the reference app needs
+const runtime = [...Object.keys(repo.dependencies ?? {}), 'reflect-metadata', 'rxjs', 'embedded-postgres'];
 const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
 const pkg = {
   name: 'nest12-smoke',
@@ -205,6 +206,15 @@ check admission-status GET /admission/status '' 200 "typeof b === 'object' && b 
 check ready GET /health/ready '' 200 "b.status === 'ok'"
 check policy-denial POST /tools/shell '{}' 403 "JSON.stringify(b).includes('runtime_policy_denied')"
 check live GET /health/live '' 200
+# a server-owned run under Nest 12: started at once, then followed to the end over SSE
+check run-start POST /runs '{"agent":"helper","user_id":"smoke","session_id":"nest12-smoke","message":"where is the runbook?"}' 202 "/^run-/.test(b.run_id) && b.session_id === 'nest12-smoke'"
+RUN_ID="$(node -e "process.stdout.write(JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8')).run_id || '')" "$WORK/response.json" 2>/dev/null || true)"
+if curl -sN --max-time 15 "$BASE/runs/$RUN_ID/events" | grep -q '"type":"terminal","status":"completed"'; then
+  log "  ok   run-events: GET /runs/:id/events -> terminal completed"
+else
+  log "  FAIL run-events: GET /runs/$RUN_ID/events ended without a completed terminal item"
+  CHECK_FAILED=1
+fi
 [[ $CHECK_FAILED -eq 0 ]] || fail "HTTP checks failed"
 
 STEP="SIGTERM shutdown"
