@@ -9,6 +9,7 @@ import { AGENT_CALLBACK, linksOf, runChain } from './hook-chain';
 import type { InvocationScope } from './invocation-scope';
 import type { HistoryEntry, ModelRequest, ModelResponse, ToolCall } from './model.types';
 import { RunnerError } from './runner.errors';
+import { traceRunner } from './runner-trace';
 import { declarationsOf } from './tool-resolution';
 import { answerToolTurn, type ToolTurn } from './tool-turn';
 
@@ -77,13 +78,28 @@ function instructionOf(agent: CompiledAgent, ctx: ReadonlyContext): { instructio
 }
 
 async function callModel(scope: InvocationScope, agent: CompiledAgent, request: ModelRequest): Promise<unknown> {
+  const { clock } = scope.options;
+  const started = clock.monotonicNow();
   try {
-    return await untilAborted(Promise.resolve().then(() => agent.agent.model.generate(request, scope.signal)), scope.signal);
+    const response = await untilAborted(Promise.resolve().then(() => agent.agent.model.generate(request, scope.signal)), scope.signal);
+    traceModelCall(scope, agent, clock.monotonicNow() - started, response);
+    return response;
   } catch (error) {
+    traceModelCall(scope, agent, clock.monotonicNow() - started, undefined);
     scope.throwIfEnded();
     if (RunnerError.isRunnerError(error) && error.code === 'model_failed') throw error;
     throw new RunnerError('model_failed', { reason: 'invalid_response' });
   }
+}
+
+/** `runner.model.call`: the duration, and the token counts the model reported (never the content). */
+function traceModelCall(scope: InvocationScope, agent: CompiledAgent, durationMs: number, response: unknown): void {
+  const usage = (response as ModelResponse | undefined)?.usage;
+  const attributes: Record<string, number | string> = { outcome: response === undefined ? 'error' : 'ok' };
+  if (usage !== undefined && Number.isSafeInteger(usage.inputTokens) && usage.inputTokens >= 0) attributes['gen_ai.usage.input_tokens'] = usage.inputTokens;
+  if (usage !== undefined && Number.isSafeInteger(usage.outputTokens) && usage.outputTokens >= 0) attributes['gen_ai.usage.output_tokens'] = usage.outputTokens;
+  const model = typeof agent.agent.model.name === 'string' ? agent.agent.model.name.slice(0, 128) : undefined;
+  traceRunner(scope, 'runner.model.call', { agent: agent.name, ...(model === undefined ? {} : { model }), measurements: { duration_ms: durationMs }, attributes });
 }
 
 /** The response's calls normalised to `{id, name, args}`; missing, malformed or repeated ids are assigned. */

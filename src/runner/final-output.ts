@@ -1,4 +1,4 @@
-import { screenCheck } from '../policy/runtime-policy';
+import { checkPolicy } from './policy-gate';
 import type { Content, JsonValue } from './content.types';
 import { applyEventCallbacks, denialError, draftEvent, recordDenial, storeEvent } from './event-recorder';
 import { afterRun } from './invocation-lifecycle';
@@ -26,7 +26,7 @@ export async function storeFinalOutput(scope: InvocationScope, output: Content):
   const event = await applyEventCallbacks(scope, agentName, draftEvent(scope, agentName, 'final_output', output as unknown as JsonValue));
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = screenCheck(policy, 'content', 'model_output', event.content);
+    const checked = checkPolicy(scope, 'content', 'model_output', event.content);
     if (checked !== null) {
       await recordDenial(scope, checked);
       throw denialError(checked);

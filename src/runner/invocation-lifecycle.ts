@@ -4,6 +4,7 @@ import type { TerminalPhase } from '../ledger/invocation-record';
 import { handled } from '../shared/handled-promise';
 import type { ReadonlyContext } from './agent.types';
 import { linksOf, runObservers } from './hook-chain';
+import { traceRunner } from './runner-trace';
 import { cancelReasonOf, type InvocationScope } from './invocation-scope';
 import { RunnerError } from './runner.errors';
 import type { RunResult, RunStream } from './runner.types';
@@ -58,6 +59,8 @@ export async function* invocationStream(scope: InvocationScope, body: Invocation
  */
 async function runLifecycle(scope: InvocationScope, body: InvocationBody, signal: AbortSignal | undefined): Promise<RunResult> {
   const { options } = scope;
+  options.trace.begin();
+  traceRunner(scope, 'runner.run.started');
   const unbind = bindEnds(scope, signal);
   let permit: Permit | null = null;
   let hooksStarted = false;
@@ -88,6 +91,7 @@ async function runLifecycle(scope: InvocationScope, body: InvocationBody, signal
     unbind();
     scope.controller.abort('invocation_ended');
     emitInvocation(scope, result, failure);
+    traceFinished(scope, result, failure);
   }
   if (result === undefined || failure !== undefined) throw failure;
   return result;
@@ -163,6 +167,14 @@ async function closeToolsets(scope: InvocationScope): Promise<void> {
       scope.options.logger?.warn(`Runner: toolset close failed (ignored)`);
     }
   }
+}
+
+/** `runner.run.finished` with the final status and, for a failure, its code as `error.type`. */
+function traceFinished(scope: InvocationScope, result: RunResult | undefined, failure: unknown): void {
+  const code = failure === undefined ? undefined : RunnerError.isRunnerError(failure) ? failure.code : 'internal_error';
+  const outcome = code === undefined ? (result?.status ?? 'completed') : code === 'cancelled' ? 'cancelled' : code === 'timeout' ? 'timed_out' : 'failed';
+  // delivered after the final abort: the receiver's owner binding ignores an aborted owner
+  traceRunner(scope, 'runner.run.finished', { attributes: code === undefined ? { outcome } : { outcome, 'error.type': code } });
 }
 
 function emitInvocation(scope: InvocationScope, result: RunResult | undefined, failure: unknown): void {

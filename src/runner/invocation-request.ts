@@ -27,12 +27,13 @@ export interface ValidRunRequest {
   readonly durable: boolean;
   readonly signal: AbortSignal | undefined;
   readonly onAdmitted: RunRequest['onAdmitted'];
+  readonly runId: string | undefined;
 }
 
 /** Validates `runAsync`'s request before anything else happens (`invalid_run_request {field}`). */
 export function validateRunRequest(options: ResolvedRunnerOptions, request: unknown): ValidRunRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
-  const { userId, sessionId, message, durable, signal, onAdmitted } = request as RunRequest;
+  const { userId, sessionId, message, durable, signal, onAdmitted, runId } = request as RunRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (sessionId !== undefined && !(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
   if (userContent(message) === null) throw invalid('message');
@@ -40,7 +41,8 @@ export function validateRunRequest(options: ResolvedRunnerOptions, request: unkn
   if (durable === true && options.ledger === null) throw invalid('durable');
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
-  return { userId, sessionId: sessionId ?? randomId('ses-'), message, durable: durable === true, signal, onAdmitted };
+  if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
+  return { userId, sessionId: sessionId ?? randomId('ses-'), message, durable: durable === true, signal, onAdmitted, runId };
 }
 
 /** A resume request after validation. */
@@ -52,6 +54,7 @@ export interface ValidResumeRequest {
   readonly decision: ConfirmationDecision | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onAdmitted: ResumeRequest['onAdmitted'];
+  readonly runId: string | undefined;
 }
 
 /**
@@ -75,7 +78,7 @@ export function checkResumeInput(options: ResolvedRunnerOptions, input: { confir
 /** Validates `resumeAsync`'s request: ids first, then the decision of a confirmation resume. */
 export function validateResumeRequest(options: ResolvedRunnerOptions, request: unknown): ValidResumeRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
-  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted } = request as ResumeRequest;
+  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId } = request as ResumeRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (!(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
   if (!isInvocationId(invocationId)) throw invalid('invocation_id');
@@ -83,6 +86,7 @@ export function validateResumeRequest(options: ResolvedRunnerOptions, request: u
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
   if (callId === undefined && (confirmed !== undefined || payload !== undefined)) throw invalid('call_id');
+  if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
   const decision = callId === undefined ? undefined : checkResumeInput(options, { confirmed, payload });
-  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted };
+  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted, runId };
 }

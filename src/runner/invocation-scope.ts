@@ -52,6 +52,8 @@ export class InvocationScope {
     readonly userId: string,
     sessionId: string,
     invocationId: string = randomId('inv-'),
+    /** The run this invocation belongs to, as trace metadata. */
+    readonly runId?: string,
   ) {
     this.invocationId = invocationId;
     this.ref = Object.freeze({ appName: options.appName, userId, sessionId });

@@ -1,4 +1,4 @@
-import { screenCheck } from '../policy/runtime-policy';
+import { checkPolicy } from './policy-gate';
 import type { ReadonlyContext } from './agent.types';
 import type { Content, JsonValue } from './content.types';
 import { DurableRecord } from './durable-record';
@@ -29,7 +29,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
       scope.useState(session.state);
       const policy = options.policy;
       if (policy !== null) {
-        const checked = screenCheck(policy, 'agent', options.root.name, message);
+        const checked = checkPolicy(scope, 'agent', options.root.name, message);
         if (checked !== null) {
           await recordDenial(scope, checked);
           throw denialError(checked);
@@ -44,7 +44,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
       if (policy !== null) {
         // measured like the agent check while nothing changed the message, else as canonical JSON
         const unchanged = replaced === undefined && event.content === (original as unknown as JsonValue);
-        const checked = screenCheck(policy, 'content', 'agent_input', unchanged ? message : event.content);
+        const checked = checkPolicy(scope, 'content', 'agent_input', unchanged ? message : event.content);
         if (checked !== null) {
           await recordDenial(scope, checked);
           throw denialError(checked);

@@ -1,3 +1,4 @@
+import { isTraceStoreBinding, type TraceStoreBinding } from '../trace/trace-producer';
 import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../shared/clock';
 import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
 import { integerIn } from '../shared/option-rules';
@@ -22,6 +23,8 @@ export interface RunRegistryOptions {
   readonly clock?: Clock;
   /** Where runs and their items live. @default a new `InMemoryRunStore` */
   readonly store?: RunStore;
+  /** Run lifecycle events go to this store under `principal` (spec 03 §9, 06 §9). @default none */
+  readonly traceStore?: TraceStoreBinding;
 }
 
 /** Options with the defaults applied; runners keyed by agent name. */
@@ -33,6 +36,7 @@ export interface ResolvedRunRegistryOptions {
   readonly shutdownGraceMs: number;
   readonly clock: Clock;
   readonly store: RunStore;
+  readonly traceStore: TraceStoreBinding | null;
 }
 
 const hasMethods = (methods: readonly string[]) => (value: unknown) =>
@@ -49,6 +53,7 @@ export const REGISTRY_SETTING_RULES = {
   shutdownGraceMs: integerIn(0, 600_000),
   clock: hasMethods(['monotonicNow', 'wallNow', 'setTimer', 'clearTimer']),
   store: hasMethods(STORE_METHODS),
+  traceStore: isTraceStoreBinding,
 } satisfies OptionRules<Exclude<keyof RunRegistryOptions, 'runners'>>;
 
 const RULES: OptionRules<keyof RunRegistryOptions> = { runners: Array.isArray, ...REGISTRY_SETTING_RULES };
@@ -67,6 +72,7 @@ export function resolveRunRegistryOptions(options: unknown): ResolvedRunRegistry
     shutdownGraceMs: o.shutdownGraceMs ?? 10_000,
     clock: o.clock ?? systemClock,
     store: o.store ?? new InMemoryRunStore(),
+    traceStore: (o.traceStore as TraceStoreBinding | undefined) ?? null,
   });
 }
 

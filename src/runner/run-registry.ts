@@ -20,6 +20,8 @@ import type {
 import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
 import { isFinishedStatus, type RunStore, type StoredRun } from './run-store';
 import { RunSubscription } from './run-subscription';
+import { RunLifecycleTrace } from './run-lifecycle-trace';
+import { TraceProducer } from '../trace/trace-producer';
 import { EXECUTING, PAUSED, RunWriter } from './run-writer';
 import { RunnerError } from './runner.errors';
 
@@ -44,6 +46,7 @@ export class RunRegistry {
   private readonly store: RunStore;
   private readonly clock: Clock;
   private readonly writer: RunWriter;
+  private readonly lifecycle: RunLifecycleTrace;
   private readonly active = new Map<string, ActiveRun>();
   /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -55,7 +58,8 @@ export class RunRegistry {
     this.runners = this.settings.runners;
     this.store = this.settings.store;
     this.clock = this.settings.clock;
-    this.writer = new RunWriter(this.store, this.clock, this.settings);
+    this.lifecycle = new RunLifecycleTrace(new TraceProducer(this.settings.traceStore), this.clock);
+    this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
   }
 
   /**
@@ -91,6 +95,7 @@ export class RunRegistry {
       await this.store.delete(runId);
       throw draining();
     }
+    this.lifecycle.started(run);
     this.launch(runId, false, (signal, onAdmitted) =>
       runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted }),
     );

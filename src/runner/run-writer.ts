@@ -1,5 +1,6 @@
 import type { Clock } from '../shared/clock';
 import { handled } from '../shared/handled-promise';
+import type { RunLifecycleTrace } from './run-lifecycle-trace';
 import type { RunEnding } from './run-outcome';
 import type { RunStatus } from './run-registry.types';
 import type { AppendOutcome, NewRunStreamItem, RunPatch, RunStore, WriteOutcome } from './run-store';
@@ -21,12 +22,15 @@ export class RunWriter {
     readonly store: RunStore,
     private readonly clock: Clock,
     private readonly settings: { readonly maxBufferedItems: number; readonly finishedRunTtlMs: number },
+    private readonly lifecycle: RunLifecycleTrace,
   ) {}
 
-  /** Appends an item while the run has one of the `expect`ed statuses. */
-  append(runId: string, item: NewRunStreamItem, options: { readonly patch?: UnstampedPatch; readonly expect: readonly RunStatus[] }): Promise<AppendOutcome> {
+  /** Appends an item while the run has one of the `expect`ed statuses; a stored pause, resume or end is also a trace lifecycle event. */
+  async append(runId: string, item: NewRunStreamItem, options: { readonly patch?: UnstampedPatch; readonly expect: readonly RunStatus[] }): Promise<AppendOutcome> {
     const patch = { ...options.patch, updated_at_ms: this.clock.wallNow() };
-    return this.store.append(runId, item, { patch, expect: options.expect, keepItems: this.settings.maxBufferedItems });
+    const outcome = await this.store.append(runId, item, { patch, expect: options.expect, keepItems: this.settings.maxBufferedItems });
+    if (outcome.written) this.lifecycle.appended(outcome.item, outcome.run);
+    return outcome;
   }
 
   /** Changes status fields while the run has one of the `expect`ed statuses. */

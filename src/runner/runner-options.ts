@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../shared/clock';
 import { optionFailureDetails, readOptions } from '../shared/option-reader';
 import { integerIn, oneOf } from '../shared/option-rules';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
+import { isTraceStoreBinding, TraceProducer, type TraceStoreBinding } from '../trace/trace-producer';
 import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './agent-tree';
 import { RunnerError } from './runner.errors';
@@ -36,6 +37,8 @@ export interface ResolvedRunnerOptions {
   readonly clock: Clock;
   readonly events: TelemetrySink | null;
   readonly logger: RunnerLogger | null;
+  /** The Runner's side of its trace store (a producer without a store delivers nowhere). */
+  readonly trace: TraceProducer;
 }
 
 const DEFAULT_MAX_MODEL_CALLS = 32;
@@ -68,6 +71,7 @@ const RULES = {
   clock: hasMethods(['monotonicNow', 'wallNow', 'setTimer', 'clearTimer']),
   events: hasMethods(['emit']),
   logger: hasMethods(['warn']),
+  traceStore: isTraceStoreBinding,
 };
 
 const ADMISSION_RULES = {
@@ -98,6 +102,7 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     clock: (values.clock as Clock | undefined) ?? systemClock,
     events: (values.events as TelemetrySink | undefined) ?? null,
     logger: (values.logger as RunnerLogger | undefined) ?? null,
+    trace: new TraceProducer((values.traceStore as TraceStoreBinding | undefined) ?? null),
   });
 }
 

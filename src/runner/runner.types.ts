@@ -7,6 +7,7 @@ import type { RuntimePolicy } from '../policy/runtime-policy';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import type { Clock } from '../shared/clock';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
+import type { TraceStoreBinding } from '../trace/trace-producer';
 import type { Agent, RunnerPlugin } from './agent.types';
 import type { Content, JsonValue, Message } from './content.types';
 import type { SessionEvent, SessionService } from './session.types';
@@ -54,6 +55,8 @@ export interface RunnerOptions {
   readonly clock?: Clock;
   /** Receives `agent_runtime.runner.invocation`; `EventEmitter2` fits. @default none */
   readonly events?: TelemetrySink;
+  /** Observability events of every invocation go to this store under `principal` (spec 03 §8). @default none */
+  readonly traceStore?: TraceStoreBinding;
   /** Where ignored failures (a throwing `afterRunCallback`, release or toolset close) are reported, without content. @default none */
   readonly logger?: RunnerLogger;
 }

@@ -1,4 +1,4 @@
-import { screenCheck } from '../policy/runtime-policy';
+import { checkPolicy } from './policy-gate';
 import type { PolicyDecision } from '../policy/runtime-policy.types';
 import type { CompiledAgent } from './agent-tree';
 import type { JsonObject, JsonValue } from './content.types';
@@ -18,7 +18,7 @@ export async function runSubAgent(scope: InvocationScope, sub: CompiledAgent, _c
   const input = args.input as string;
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = screenCheck(policy, 'agent', sub.name, input);
+    const checked = checkPolicy(scope, 'agent', sub.name, input);
     if (checked !== null) return { denied: true, decision: checked };
   }
   const ended = await runAgentLoop(scope, sub, [{ role: 'user', content: textContent('user', input) }], true);

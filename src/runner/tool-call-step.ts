@@ -1,4 +1,4 @@
-import { screenCheck } from '../policy/runtime-policy';
+import { checkPolicy } from './policy-gate';
 import { frozenJsonCopy } from '../json/json-copy';
 import type { PolicyDecision } from '../policy/runtime-policy.types';
 import { untilAborted } from '../shared/abortable';
@@ -33,6 +33,7 @@ export interface AnsweredCall {
   readonly call: ToolCall;
   readonly response: JsonValue;
   readonly barrier: boolean;
+  readonly outcome: ToolCallOutcome;
   /** The deny decision whose audit event goes before the response. */
   readonly denial?: PolicyDecision;
 }
@@ -57,8 +58,14 @@ export interface RunnableCall {
 
 export type PreparedCall = AnsweredCall | PendingCall | RunnableCall;
 
-const answer = (call: ToolCall, kind: string, barrier = false): AnsweredCall => ({ kind: 'answer', call, response: { success: false, error: { kind } }, barrier });
-const invalidArguments = (call: ToolCall, issues = NOT_AN_OBJECT): AnsweredCall => ({ kind: 'answer', call, response: invalidArgumentsResponse(issues), barrier: true });
+const answer = (call: ToolCall, kind: string, outcome: ToolCallOutcome): AnsweredCall => ({ kind: 'answer', call, response: { success: false, error: { kind } }, barrier: false, outcome });
+const invalidArguments = (call: ToolCall, issues = NOT_AN_OBJECT): AnsweredCall => ({
+  kind: 'answer',
+  call,
+  response: invalidArgumentsResponse(issues),
+  barrier: true,
+  outcome: 'invalid_arguments',
+});
 
 /**
  * Steps 4–7 of one call in model order (spec 03 §6.4–6.7): preflight resolution, argument checks,
@@ -71,7 +78,7 @@ export async function prepareCall(
   decision: ConfirmationDecision | undefined,
   isSubAgent: boolean,
 ): Promise<PreparedCall> {
-  if (decision !== undefined && !decision.confirmed) return answer(call, 'confirmation_rejected');
+  if (decision !== undefined && !decision.confirmed) return answer(call, 'confirmation_rejected', 'rejected');
   const resolution = await resolveTool(scope, agent, call.name);
   if (!isPlainObject(call.args)) return invalidArguments(call);
   const args = call.args as JsonObject;
@@ -80,14 +87,14 @@ export async function prepareCall(
   if (issues !== null) return invalidArguments(call, issues);
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = screenCheck(policy, 'tool', call.name, args);
-    if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, denial: checked };
+    const checked = checkPolicy(scope, 'tool', call.name, args);
+    if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, outcome: 'denied', denial: checked };
   }
   let tool: CompiledTool;
-  if (resolution.kind === 'unknown') return answer(call, 'tool_not_found');
+  if (resolution.kind === 'unknown') return answer(call, 'tool_not_found', 'not_found');
   if (resolution.kind === 'toolset') {
     const materialized = await materialize(scope, agent, resolution, call.name);
-    if (materialized === null) return answer(call, 'tool_unavailable');
+    if (materialized === null) return answer(call, 'tool_unavailable', 'unavailable');
     const late = materialized.validate?.(args) ?? null;
     if (late !== null) return invalidArguments(call, late);
     tool = materialized;
@@ -97,7 +104,7 @@ export async function prepareCall(
   const ctx = scope.toolContext(agent.name, call.id, decision);
   const neededConfirmation = await needsConfirmation(scope, tool.tool, args, ctx);
   if (neededConfirmation && decision === undefined) {
-    if (isSubAgent) return answer(call, 'confirmation_unavailable');
+    if (isSubAgent) return answer(call, 'confirmation_unavailable', 'unavailable');
     return tool.tool.confirmationHint === undefined ? { kind: 'pending', call } : { kind: 'pending', call, hint: tool.tool.confirmationHint };
   }
   const subAgent = resolution.kind === 'sub_agent' ? resolution.sub.agent : null;
@@ -223,7 +230,7 @@ async function acceptAmendment(scope: InvocationScope, prepared: RunnableCall, a
   if (!isPlainObject(args) || (prepared.tool.validate?.(args) ?? null) !== null) throw refuse('invalid_tool_arguments');
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = screenCheck(policy, 'tool', prepared.call.name, args);
+    const checked = checkPolicy(scope, 'tool', prepared.call.name, args);
     if (checked !== null) {
       await recordDenial(scope, checked);
       throw refuse('runtime_policy_denied');

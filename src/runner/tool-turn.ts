@@ -1,4 +1,4 @@
-import { screenCheck } from '../policy/runtime-policy';
+import { checkPolicy } from './policy-gate';
 import { handled } from '../shared/handled-promise';
 import type { ConfirmationDecision } from './agent.types';
 import type { CompiledAgent } from './agent-tree';
@@ -8,7 +8,8 @@ import type { Continuation } from './continuations';
 import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent } from './event-recorder';
 import type { InvocationScope } from './invocation-scope';
 import type { HistoryEntry, ToolCall } from './model.types';
-import { prepareCall, runCall, type CallResult, type PendingCall } from './tool-call-step';
+import { traceRunner } from './runner-trace';
+import { prepareCall, runCall, type CallResult, type PendingCall, type ToolCallOutcome } from './tool-call-step';
 
 /** One tool turn to answer: its calls in model order, and what a resume already knows about them. */
 export interface ToolTurn {
@@ -42,9 +43,9 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     const committed = batch;
     batch = [];
     for (let index = 0; index < committed.length; index += 1) {
-      const { response, denial } = results[index];
+      const { response, denial, outcome } = results[index];
       if (denial !== undefined) await recordDenial(scope, denial);
-      await commitResponse(scope, agent, history, committed[index].call, response, isSubAgent);
+      await commitResponse(scope, agent, history, committed[index].call, response, outcome, isSubAgent);
     }
   };
   for (const call of turn.calls) {
@@ -63,10 +64,10 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     if (prepared.kind === 'answer' && prepared.barrier) {
       await flush();
       if (prepared.denial !== undefined) await recordDenial(scope, prepared.denial);
-      await commitResponse(scope, agent, history, call, prepared.response, isSubAgent);
+      await commitResponse(scope, agent, history, call, prepared.response, prepared.outcome, isSubAgent);
       continue;
     }
-    const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: 'not_found' as const }) : handled(runCall(scope, agent, prepared));
+    const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: prepared.outcome }) : handled(runCall(scope, agent, prepared));
     batch.push({ call, work });
     if (agent.agent.parallelToolCalls !== true) await flush();
   }
@@ -77,21 +78,31 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
 }
 
 /** Step 8 for one response: `onEventCallback`, the tool-result check, the store, the checkpoint. */
-async function commitResponse(scope: InvocationScope, agent: CompiledAgent, history: HistoryEntry[], call: ToolCall, response: JsonValue, isSubAgent: boolean): Promise<void> {
+async function commitResponse(
+  scope: InvocationScope,
+  agent: CompiledAgent,
+  history: HistoryEntry[],
+  call: ToolCall,
+  response: JsonValue,
+  outcome: ToolCallOutcome,
+  isSubAgent: boolean,
+): Promise<void> {
   let event = await applyEventCallbacks(scope, agent.name, draftEvent(scope, 'tool', 'tool_response', { call_id: call.id, tool: call.name, response }));
   const content = event.content as JsonObject;
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = screenCheck(policy, 'content', 'tool_result', content.response);
+    const checked = checkPolicy(scope, 'content', 'tool_result', content.response, agent.name);
     if (checked !== null) {
       await recordDenial(scope, checked);
       event = { ...event, content: { ...content, response: denialRecord(checked) } };
+      outcome = 'denied';
     }
   }
   const stored = await storeEvent(scope, event);
   const storedResponse = (stored.content as JsonObject).response;
   history.push({ role: 'tool', callId: call.id, name: call.name, response: storedResponse });
   scope.toolCalls += 1;
+  traceRunner(scope, 'runner.tool.call', { agent: agent.name, tool: call.name, call_id: call.id, attributes: { outcome } });
   if (!isSubAgent && scope.durable !== null) await scope.durable.stepCompleted({ step_id: call.id, tool_name: call.name, response: storedResponse });
 }
 
@@ -104,6 +115,7 @@ async function storeResponse(scope: InvocationScope, agent: CompiledAgent, histo
 /** One `confirmation_requested` event per pending call, then their continuations in the session state (spec 03 §7). */
 async function requestConfirmations(scope: InvocationScope, agent: CompiledAgent, pending: readonly PendingCall[]): Promise<void> {
   for (const { call, hint } of pending) {
+    traceRunner(scope, 'runner.tool.call', { agent: agent.name, tool: call.name, call_id: call.id, attributes: { outcome: 'confirmation_requested' } });
     const content: JsonObject = hint === undefined ? { call_id: call.id, tool: call.name, args: call.args } : { call_id: call.id, tool: call.name, args: call.args, hint };
     await storeEvent(scope, await applyEventCallbacks(scope, agent.name, draftEvent(scope, 'runner', 'confirmation_requested', content)));
   }
