@@ -9,6 +9,8 @@ import { RuntimePolicyError } from './policy/runtime-policy.errors';
 import { runnerHttpAnswer } from './runner/runner-http';
 import { RunnerError } from './runner/runner.errors';
 import { AgentRuntimeError } from './shared/agent-runtime-error';
+import { TRACE_HTTP_ERRORS } from './trace/trace-http';
+import { TraceStoreError } from './trace/trace-store.errors';
 import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorTable } from './shared/http-error-mapper';
 import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './shared/http-failure-answers';
 import { HTTP_REQUEST_ERRORS, HttpRequestError } from './shared/http-request.errors';
@@ -25,6 +27,7 @@ const TABLES: ReadonlyArray<readonly [ErrorClass, ErrorAnswers]> = [
   [AdmissionError, ADMISSION_HTTP_ERRORS],
   [HttpRequestError, HTTP_REQUEST_ERRORS],
   [RunnerError, runnerHttpAnswer],
+  [TraceStoreError, TRACE_HTTP_ERRORS],
 ];
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;

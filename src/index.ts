@@ -3,6 +3,7 @@ export * from './admission';
 export * from './policy';
 export * from './ledger';
 export * from './runner';
+export * from './trace';
 export * from './database';
 export * from './health';
 export { AdmissionHealthIndicator } from './admission/admission.health';

@@ -1,3 +1,4 @@
+import { isAbortSignal } from '../shared/abort-signal';
 import { isPlainObject } from '../shared/plain-object';
 import type { OverflowMode, ResolvedAdmissionConfig } from './admission-config';
 import { isTimeoutMs } from './admission-config';
@@ -60,18 +61,6 @@ export function parseRequestOptions(
   };
 }
 
-const abortedGetter = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')?.get;
-
-/** True for a genuine `AbortSignal`; an object that merely inherits from its prototype throws on use. */
-export function isAbortSignal(value: unknown): value is AbortSignal {
-  if (!(value instanceof AbortSignal)) return false;
-  try {
-    abortedGetter?.call(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `now + ms`, or `'infinity'`; `ms` must be a safe integer ≥ 0 or `'infinity'`. */
 export function deadlineAfterMs(ms: number | 'infinity', now: number): number | 'infinity' {

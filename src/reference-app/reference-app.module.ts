@@ -16,7 +16,8 @@ import { referenceAdmissionConfig, referencePolicySpec } from './reference-confi
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
 import { RunsModule } from '../runner/runs.module';
-import { referenceRunsOptions } from './reference-runners';
+import { REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
+import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
 
@@ -50,6 +51,7 @@ export class ReferenceAppModule {
           auditLog: 'postgres',
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
+        TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
         RunsModule.forRootAsync(referenceRunsOptions),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],

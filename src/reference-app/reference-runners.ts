@@ -7,6 +7,7 @@ import { AuditSink } from '../policy/audit-log/audit-sink';
 import { RuntimePolicy } from '../policy/runtime-policy';
 import { PostgresSessionService } from '../runner/postgres-session-service';
 import { Runner } from '../runner/runner';
+import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs.module';
 import { helperAgent, openAIAgent, operatorAgent } from './reference-agents';
 
@@ -14,16 +15,32 @@ import { helperAgent, openAIAgent, operatorAgent } from './reference-agents';
 export const REFERENCE_APP_NAME = 'reference';
 
 /**
+ * The principal the reference service's runs trace under and `GET /traces` answers for. It has no
+ * authentication, so every caller is this one principal; an application maps its authenticated
+ * tenant or user in `resolvePrincipal` and in the Runner's `traceStore.principal`.
+ */
+export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
+
+/**
  * The reference service's runners, one per agent, wired as an application would: the module's
  * admission controller (queueing), runtime policy and Postgres audit log, the ledger for
  * `durable: true` runs, and sessions on the same Postgres.
  */
 export const referenceRunsOptions: RunsModuleAsyncOptions = {
-  inject: [AdmissionController, RuntimePolicy, AuditSink, InvocationLedger, DataSource, EventEmitter2],
-  useFactory: async (admission: AdmissionController, policy: RuntimePolicy, auditSink: AuditSink, ledger: InvocationLedger, dataSource: DataSource, events: EventEmitter2) => {
+  inject: [AdmissionController, RuntimePolicy, AuditSink, InvocationLedger, DataSource, EventEmitter2, TraceStore],
+  useFactory: async (
+    admission: AdmissionController,
+    policy: RuntimePolicy,
+    auditSink: AuditSink,
+    ledger: InvocationLedger,
+    dataSource: DataSource,
+    events: EventEmitter2,
+    traceStore: TraceStore | null,
+  ) => {
     const sessionService = new PostgresSessionService(dataSource);
     await sessionService.start();
     const logger = new Logger('Runner');
+    const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
     const agents = [helperAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
     const runners = agents.map(
       (agent) =>
@@ -38,8 +55,9 @@ export const referenceRunsOptions: RunsModuleAsyncOptions = {
           events,
           logger,
           runTimeoutMs: 120_000,
+          ...trace,
         }),
     );
-    return { runners };
+    return { runners, registry: { ...trace } };
   },
 };

@@ -1,3 +1,4 @@
+import { isAbortSignal } from '../shared/abort-signal';
 import { measure } from '../json/measure';
 import { frozenJsonCopy } from '../json/json-copy';
 import { isValidId } from '../shared/id-rule';
@@ -17,7 +18,7 @@ const invalid = (field: string) => new RunnerError('invalid_run_request', { fiel
 const isInvocationId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(value);
 const isCallId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(value);
 const isCallback = (value: unknown) => value === undefined || typeof value === 'function';
-const isSignal = (value: unknown) => value === undefined || value instanceof AbortSignal;
+const isSignal = (value: unknown) => value === undefined || isAbortSignal(value);
 
 /** A run request after validation; nothing is read from the caller's object again. */
 export interface ValidRunRequest {
