@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { median, spread } from './stats.mjs';
+import { pairedRatio, summary } from './stats.mjs';
 
 const require = createRequire(import.meta.url);
 const { Runner } = require('../dist/src/runner/runner.js');
@@ -213,16 +213,12 @@ async function contest(contestants) {
     ...c,
     runs: sizes[i],
     samples: samples[i],
-    wall: median(samples[i].map((s) => s.wall)),
-    cpu: median(samples[i].map((s) => s.cpu)),
-    iqr: spread(samples[i].map((s) => s.cpu)),
+    ...summary(samples[i]),
   }));
 }
 
 
 
-/** Median over the rounds of x's batch / y's batch in the same round: robust to drift of a busy machine. */
-const pairedRatio = (x, y, field) => median(x.samples.map((s, round) => s[field] / y.samples[round][field]));
 
 // ---- the operations B adds, alone ----------------------------------------------------------------
 

@@ -13,3 +13,13 @@ export function spread(values) {
   const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
   return (q(0.75) - q(0.25)) / median(values);
 }
+
+/** Median over the rounds of x's batch / y's batch in the same round: robust to drift of a busy machine. */
+export const pairedRatio = (x, y, field) => median(x.samples.map((s, round) => s[field] / y.samples[round][field]));
+
+/** Median wall and CPU time of a contestant's batches, and the CPU spread. */
+export const summary = (samples) => ({
+  wall: median(samples.map((s) => s.wall)),
+  cpu: median(samples.map((s) => s.cpu)),
+  iqr: spread(samples.map((s) => s.cpu)),
+});

@@ -14,7 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
-import { median, spread } from './stats.mjs';
+import { pairedRatio, summary } from './stats.mjs';
 
 const HEAP_MIB = 4096;
 if (getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
@@ -144,14 +144,10 @@ function contest(contestants, { rounds, warmupMs, batchMs, maxSize }) {
     ...c,
     ops: sizes[i],
     samples: samples[i],
-    wall: median(samples[i].map((s) => s.wall)),
-    cpu: median(samples[i].map((s) => s.cpu)),
-    iqr: spread(samples[i].map((s) => s.cpu)),
+    ...summary(samples[i]),
   }));
 }
 
-/** Median over the rounds of x's batch / y's batch in the same round: robust to drift of a busy machine. */
-const pairedRatio = (x, y, field) => median(x.samples.map((s, round) => s[field] / y.samples[round][field]));
 
 // ---- query contestants -----------------------------------------------------------------------------
 
