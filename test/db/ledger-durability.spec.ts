@@ -46,11 +46,24 @@ async function assertFenceHolds(ledger: InvocationLedger, ownerToken: string, be
 describe('§6 durability', () => {
   const h = useLedgerHarness();
 
+  /**
+   * The database's other backends, read until none is left or 5 s have passed: a backend leaves
+   * `pg_stat_activity` only once its process has exited, a moment after the client closed it.
+   */
+  async function otherBackendsOnceGone(): Promise<unknown[]> {
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      const rows = await h().sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      if (rows.length === 0 || Date.now() > deadline) return rows;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   it('records, checkpoints and lease_until survive closing and reopening every connection, and the fence still holds', async () => {
     const first = await openLedger(h().database.url, 'durable-a');
     const { ownerToken, record } = await writeState(first.ledger);
     await first.close();
-    expect(await h().sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).toEqual([]);
+    expect(await otherBackendsOnceGone()).toEqual([]);
     const second = await openLedger(h().database.url, 'durable-a');
     try {
       await assertFenceHolds(second.ledger, ownerToken, record);
