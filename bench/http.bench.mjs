@@ -16,6 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { median } from './stats.mjs';
+import { benchArgs } from './args.mjs';
 
 const ROUTES = [
   { name: 'bare', path: '/bare', label: 'bare' },
@@ -27,7 +28,7 @@ const ROUTES = [
 const BASELINE = 'noop';
 const WARMUP_REQUESTS = 3_000;
 
-const args = parseArgs(process.argv.slice(2));
+const args = benchArgs(['rounds', 'requests', 'connections', 'only', 'profile']);
 const ROUNDS = Number(args.rounds ?? 7);
 const REQUESTS = Number(args.requests ?? 20_000);
 const CONNECTIONS = Number(args.connections ?? 10);
@@ -136,13 +137,3 @@ async function startServer(profileDir) {
   };
 }
 
-
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i++) {
-    if (!argv[i].startsWith('--')) throw new Error(`unexpected argument ${argv[i]}`);
-    out[argv[i].slice(2)] = argv[i + 1];
-    i++;
-  }
-  return out;
-}

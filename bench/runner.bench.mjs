@@ -10,6 +10,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pairedRatio, summary } from './stats.mjs';
+import { benchArgs } from './args.mjs';
 
 const require = createRequire(import.meta.url);
 const { Runner } = require('../dist/src/runner/runner.js');
@@ -18,7 +19,7 @@ const { InMemorySessionService } = require('../dist/src/runner/in-memory-session
 const { AdmissionController } = require('../dist/src/admission/admission-controller.js');
 const { RuntimePolicy, screenCheck } = require('../dist/src/policy/runtime-policy.js');
 
-const args = parseArgs(process.argv.slice(2));
+const args = benchArgs(['rounds', 'batch-ms', 'warmup-ms', 'only']);
 const ROUNDS = Number(args.rounds ?? 31);
 const BATCH_MS = Number(args['batch-ms'] ?? 100);
 const WARMUP_MS = Number(args['warmup-ms'] ?? 500);
@@ -350,15 +351,6 @@ async function main() {
     );
   }
   console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(0)} s, peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB${blackhole === 0 ? ' ' : ''}`);
-}
-
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) throw new Error(`unexpected argument ${argv[i]}`);
-    out[argv[i].slice(2)] = argv[i + 1];
-  }
-  return out;
 }
 
 await main();

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { pairedRatio, summary } from './stats.mjs';
+import { benchArgs } from './args.mjs';
 
 const HEAP_MIB = 4096;
 if (getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
@@ -29,7 +30,7 @@ const { TraceStore } = require('../dist/src/trace/trace-store.js');
 const { CursorIndex } = require('../dist/src/trace/cursor-index.js');
 const { ManualClock } = require('../dist/src/testing/index.js');
 
-const args = parseArgs(process.argv.slice(2));
+const args = benchArgs(['big', 'small', 'rounds', 'batch-ms', 'warmup-ms']);
 const BIG = Number(args.big ?? 1_000_000);
 const SMALL = Number(args.small ?? 1_000);
 const ROUNDS = Number(args.rounds ?? 21);
@@ -319,15 +320,6 @@ function main() {
   check(blackhole > 0, 'a timed query returned the wrong page');
   for (const store of [small, big, smallFull, fresh]) store.close();
   console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(0)} s, peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB${blackhole === 0 ? ' ' : ''}`);
-}
-
-function parseArgs(argv) {
-  const out = {};
-  for (let i = 0; i < argv.length; i += 2) {
-    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) throw new Error(`unexpected argument ${argv[i]}`);
-    out[argv[i].slice(2)] = argv[i + 1];
-  }
-  return out;
 }
 
 main();
