@@ -1,5 +1,6 @@
 import type { InvocationLedger } from '../ledger/invocation-ledger';
 import type { InvocationRecord, TerminalPhase } from '../ledger/invocation-record';
+import { finishWithRetry } from '../ledger/finish-retry';
 import { LedgerError } from '../ledger/ledger.errors';
 import type { JsonValue } from './content.types';
 import type { InvocationScope } from './invocation-scope';
@@ -68,7 +69,9 @@ export class DurableRecord {
   /** `finish('paused')` with the pending confirmations in the checkpoint. */
   async pause(pendingCallIds: readonly string[]): Promise<void> {
     this.#stopRenewing();
-    await ledgerCall(this.scope, () => this.ledger.finish(this.scope.invocationId, this.token, 'paused', { status: 'paused' }, this.#checkpoint(pendingCallIds)));
+    await ledgerCall(this.scope, () =>
+      finishWithRetry(this.ledger, this.scope.invocationId, this.token, 'paused', { status: 'paused' }, this.#checkpoint(pendingCallIds), { clock: this.scope.options.clock }),
+    );
   }
 
   /** The terminal finish; the outcome is content-free `{status, error_code?}`. */
@@ -76,7 +79,8 @@ export class DurableRecord {
     this.#stopRenewing();
     const outcome = errorCode === undefined ? { status: phase } : { status: phase, error_code: errorCode };
     try {
-      await this.ledger.finish(this.scope.invocationId, this.token, phase, outcome, this.#checkpoint([]));
+      // bounded retries on the clock: a database blink at the end of a run must not leave the row running
+      await finishWithRetry(this.ledger, this.scope.invocationId, this.token, phase, outcome, this.#checkpoint([]), { clock: this.scope.options.clock });
     } catch (error) {
       throw new RunnerError('ledger_failed', { reason: LedgerError.isLedgerError(error) ? error.code : 'ledger_unavailable' });
     }

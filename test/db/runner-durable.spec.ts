@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
+import { LedgerError } from '../../src/ledger/ledger.errors';
 import type { Agent, Tool } from '../../src/runner/agent.types';
 import { PostgresSessionService } from '../../src/runner/postgres-session-service';
 import { Runner } from '../../src/runner/runner';
@@ -147,6 +148,25 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
     ]);
     expect(row).toEqual({ phase: 'completed', outcome: { status: 'completed' }, workflow_id: 'stepper', kind: 'agent_run' });
     expect(JSON.stringify(row)).not.toContain('secret-output-text');
+  });
+
+  test('a terminal finish that meets a database blink is retried, so the row does not stay running', async () => {
+    const node = await instance('instance-g');
+    let failures = 1;
+    const blinking = Object.create(node.ledger) as InvocationLedger;
+    blinking.finish = (...args: Parameters<InvocationLedger['finish']>) => {
+      if (failures > 0) {
+        failures -= 1;
+        return Promise.reject(new LedgerError('ledger_unavailable', { sqlstate: '57P01' }));
+      }
+      return node.ledger.finish(...args);
+    };
+    const runner = new Runner({ appName: 'durable-app', sessionService: node.sessions, ledger: blinking, agent: { name: 'stepper', model: new ScriptedModel([{ text: 'done' }]), tools: [] } });
+    const result = await runner.run({ userId: 'u-5', message: 'finish through a blink', durable: true });
+    expect(result.status).toBe('completed');
+    expect(failures).toBe(0);
+    const [row] = await harness.sql<{ phase: string }>('SELECT phase FROM agent_runtime_invocations WHERE id = $1', [result.invocation_id]);
+    expect(row.phase).toBe('completed');
   });
 
   test('a durable pause finishes the row paused; the confirmed resume claims it and completes it', async () => {
