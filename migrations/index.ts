@@ -2,12 +2,13 @@ import { PolicyAuditLog1764400000000 } from './1764400000000-policy-audit-log';
 import { InvocationLedger1764500000000 } from './1764500000000-invocation-ledger';
 import { PolicyAuditHeadGuard1764600000000 } from './1764600000000-policy-audit-head-guard';
 import { RunnerSessions1764700000000 } from './1764700000000-runner-sessions';
+import { EvaluationStore1764800000000 } from './1764800000000-evaluation-store';
 
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -25,4 +26,7 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   InvocationLedger1764500000000: { tables: ['agent_runtime_invocations'] },
   PolicyAuditHeadGuard1764600000000: { functions: ['agent_runtime_policy_audit_head_guard'] },
   RunnerSessions1764700000000: { tables: ['agent_runtime_sessions', 'agent_runtime_session_events'] },
+  EvaluationStore1764800000000: {
+    tables: ['agent_runtime_eval_set_revisions', 'agent_runtime_eval_jobs', 'agent_runtime_eval_baselines', 'agent_runtime_eval_usage', 'agent_runtime_eval_identity'],
+  },
 });

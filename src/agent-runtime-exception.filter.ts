@@ -1,6 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ADMISSION_HTTP_ERRORS } from './admission/admission-http';
+import { EVAL_HTTP_ERRORS } from './evaluation/eval-http';
+import { EvalServiceError } from './evaluation/eval.errors';
 import { AdmissionError } from './admission/admission.errors';
 import { LEDGER_HTTP_ERRORS } from './ledger/ledger-http';
 import { LedgerError } from './ledger/ledger.errors';
@@ -28,6 +30,7 @@ const TABLES: ReadonlyArray<readonly [ErrorClass, ErrorAnswers]> = [
   [HttpRequestError, HTTP_REQUEST_ERRORS],
   [RunnerError, runnerHttpAnswer],
   [TraceStoreError, TRACE_HTTP_ERRORS],
+  [EvalServiceError, EVAL_HTTP_ERRORS],
 ];
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;

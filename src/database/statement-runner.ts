@@ -45,7 +45,7 @@ const guarded = new WeakSet<object>();
  * checked out emits 'error' (besides failing the statement), and an 'error' nobody hears crashes
  * the process. The statement's own failure is what gets reported.
  */
-function guardErrors(client: PooledClient): void {
+export function guardErrors(client: PooledClient): void {
   if (guarded.has(client)) return;
   guarded.add(client);
   client.on('error', () => undefined);

@@ -65,6 +65,18 @@ export const helperAgent: Agent = {
   ),
 };
 
+/**
+ * `helper-draft`: a candidate rework of `helper` that answers without searching. It gives the same
+ * answer, so `response_match` still passes, but it drops the `search` call the eval set expects: the
+ * regression gate catches it on `tool_trajectory`.
+ */
+export const helperDraftAgent: Agent = {
+  name: 'helper-draft',
+  instruction: 'Answer from memory.',
+  tools: [searchTool],
+  model: new DemoModel('demo-helper-draft', () => ({ text: 'Found it: see the runbook, section 2.' })),
+};
+
 /** `operator`: asks for `shell` (denied by the policy) and `deploy` (needs a confirmation) in one turn. */
 export const operatorAgent: Agent = {
   name: 'operator',

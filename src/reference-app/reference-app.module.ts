@@ -7,6 +7,7 @@ import { AdmissionModule } from '../admission/admission.module';
 import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
 import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
+import { EvaluationModule } from '../evaluation/evaluation.module';
 import { DecisionLogListener } from './decision-log.listener';
 import { InvokeController } from './invoke.controller';
 import { InvocationsController } from './invocations.controller';
@@ -16,7 +17,7 @@ import { referenceAdmissionConfig, referencePolicySpec } from './reference-confi
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
 import { RunsModule } from '../runner/runs.module';
-import { REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
+import { REFERENCE_APP_NAME, REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
@@ -53,6 +54,8 @@ export class ReferenceAppModule {
         }),
         TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
         RunsModule.forRootAsync(referenceRunsOptions),
+        // no authentication here: every caller evaluates as the reference app itself
+        EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],

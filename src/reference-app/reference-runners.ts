@@ -9,7 +9,7 @@ import { PostgresSessionService } from '../runner/postgres-session-service';
 import { Runner } from '../runner/runner';
 import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs.module';
-import { helperAgent, openAIAgent, operatorAgent } from './reference-agents';
+import { helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
 
 /** The app name the reference service stores its sessions under. */
 export const REFERENCE_APP_NAME = 'reference';
@@ -41,7 +41,7 @@ export const referenceRunsOptions: RunsModuleAsyncOptions = {
     await sessionService.start();
     const logger = new Logger('Runner');
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-    const agents = [helperAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
+    const agents = [helperAgent, helperDraftAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
     const runners = agents.map(
       (agent) =>
         new Runner({

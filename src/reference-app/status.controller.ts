@@ -2,6 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { AdmissionController } from '../admission/admission-controller';
 import type { AdmissionStatus } from '../admission/admission.types';
+import { EvalService } from '../evaluation/service/eval-service';
 import { ReadinessService } from '../health/readiness.service';
 import type { ReadinessReport } from '../health/readiness-report';
 
@@ -19,12 +20,20 @@ export class AdmissionStatusController {
 /** Liveness checks nothing external; readiness aggregates every configured component's indicator. */
 @Controller('health')
 export class HealthController {
-  constructor(private readonly readiness: ReadinessService) {}
+  constructor(
+    private readonly readiness: ReadinessService,
+    private readonly evaluation: EvalService,
+  ) {}
 
-  /** A plain handler: it checks nothing, so it answers 200 during shutdown too. */
+  /**
+   * Checks nothing external, so it answers 200 during shutdown too; 503 only once the evaluation
+   * service stopped on a fault (spec 05 §6.1), which no in-process restart can mend.
+   */
   @Get('live')
-  live(): { status: 'ok' } {
-    return { status: 'ok' };
+  live(@Res({ passthrough: true }) response: Response): { status: 'ok' } | { status: 'error'; down: readonly string[] } {
+    if (this.evaluation.isLive()) return { status: 'ok' };
+    response.status(503);
+    return { status: 'error', down: ['evaluation'] };
   }
 
   /** 200 when every component is up, else 503; either way the body names every component. */

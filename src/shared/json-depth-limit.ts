@@ -1,4 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
+import { dirname } from 'node:path';
+import { AgentRuntimeError } from './agent-runtime-error';
 import { HttpRequestError } from './http-request.errors';
 
 /** Deepest nesting of arrays and objects a JSON body may have, by default. */
@@ -66,6 +68,19 @@ export interface JsonBodyLimitsOptions {
   maxDepth?: number;
   /** Keep the raw bytes as `request.rawBody` (what Nest's `rawBody: true` does for its own parser). @default false */
   rawBody?: boolean;
+  /**
+   * Routes (path prefixes) with their own size limit, and the error their refusals answer with
+   * instead of 413 `body_too_large` / 400 `body_too_deep` (e.g. a module's own limit code). @default []
+   */
+  routes?: readonly JsonRouteLimit[];
+}
+
+/** A path prefix with its own JSON body size limit. */
+export interface JsonRouteLimit {
+  readonly path: string;
+  readonly limit: number | string;
+  /** The error a too large or too deep body of this route is refused with. @default the generic codes */
+  readonly refusal?: (code: 'body_too_large' | 'body_too_deep') => Error;
 }
 
 /**
@@ -86,8 +101,27 @@ export function useJsonBodyLimits(app: INestApplication, options: JsonBodyLimits
     depth(request, response, bytes, charset);
     if (keepRaw) (request as { rawBody?: Buffer }).rawBody = bytes;
   };
+  for (const route of options.routes ?? []) useRouteParser(app, route, verify);
   // rawBody false: Nest's own raw-body hook would otherwise replace this verify hook
   adapter.useBodyParser('json', false, { limit: options.limit ?? '100kb', verify });
+}
+
+type Middleware = (request: object, response: object, next: (error?: unknown) => void) => void;
+
+/** A JSON parser mounted on `route.path` before the global one, which then sees the body as read. */
+function useRouteParser(app: INestApplication, route: JsonRouteLimit, verify: BodyVerifier): void {
+  // the Express that @nestjs/platform-express runs on, which the application need not depend on itself
+  const platform = dirname(require.resolve('@nestjs/platform-express'));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { json } = require(require.resolve('express', { paths: [platform] })) as { json(options: object): Middleware };
+  const parse = json({ limit: route.limit, verify });
+  const refusal = route.refusal;
+  app.use(route.path, ((request, response, next) =>
+    parse(request, response, (error?: unknown) => {
+      if (error === undefined || refusal === undefined) return next(error);
+      const code = AgentRuntimeError.isAgentRuntimeError(error, HttpRequestError) && error.code === 'body_too_deep' ? 'body_too_deep' : (error as { type?: unknown }).type === 'entity.too.large' ? 'body_too_large' : null;
+      next(code === null ? error : refusal(code));
+    })) as Middleware);
 }
 
 function utf8Of(bytes: Buffer, charset: string | null): Uint8Array {

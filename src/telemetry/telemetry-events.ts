@@ -4,4 +4,5 @@ export const TelemetryEvents = Object.freeze({
   policyDecision: 'agent_runtime.policy.decision',
   ledgerOperation: 'agent_runtime.ledger.operation',
   runnerInvocation: 'agent_runtime.runner.invocation',
+  evaluationJob: 'agent_runtime.evaluation.job',
 } as const);

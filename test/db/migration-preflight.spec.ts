@@ -68,6 +68,7 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
           missingRow('InvocationLedger1764500000000'),
           missingRow('PolicyAuditHeadGuard1764600000000', 'missing row, functions present'),
           missingRow('RunnerSessions1764700000000'),
+          missingRow('EvaluationStore1764800000000'),
         ],
       },
     });

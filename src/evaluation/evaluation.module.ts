@@ -1,0 +1,97 @@
+import { DynamicModule, Global, Inject, Module, type OnModuleInit, type Provider } from '@nestjs/common';
+import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
+import { ShutdownCoordinator } from '../health/shutdown-coordinator';
+import { RunRegistry } from '../runner/run-registry';
+import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/module-builder';
+import { isNonEmptyString } from '../shared/option-rules';
+import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter-injection';
+import { EvalServiceError } from './eval.errors';
+import { EvaluationController } from './evaluation.controller';
+import { EvalServiceHealthIndicator } from './evaluation.health';
+import { EVALUATION_MODULE_OPTIONS, resolveEvaluationModuleOptions, type EvaluationModuleOptions, type ResolvedEvaluationModuleOptions } from './evaluation-module-options';
+import { EvalService } from './service/eval-service';
+import { PostgresEvalStore } from './store/postgres-eval-store';
+
+/** `forRoot` options with the DataSource to use. */
+export interface EvaluationModuleRootOptions extends EvaluationModuleOptions {
+  /** Name of the `@nestjs/typeorm` DataSource. @default the default DataSource */
+  readonly dataSourceName?: string;
+}
+
+/** A class that builds the module options (`useClass` / `useExisting`). */
+export interface EvaluationOptionsFactory {
+  createEvaluationOptions(): EvaluationModuleOptions | Promise<EvaluationModuleOptions>;
+}
+
+/** Options of `EvaluationModule.forRootAsync`; `dataSourceName` is given here, as the injection token depends on it. */
+export interface EvaluationModuleAsyncOptions extends ModuleAsyncOptions<EvaluationModuleOptions, EvaluationOptionsFactory> {
+  /** Name of the `@nestjs/typeorm` DataSource. @default the default DataSource */
+  readonly dataSourceName?: string;
+}
+
+function serviceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
+  // @nestjs/typeorm is an optional peer, needed only when this module is used
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+  return {
+    provide: EvalService,
+    inject: [EVALUATION_MODULE_OPTIONS, getDataSourceToken(declared.dataSourceName as string | undefined), { token: RunRegistry, optional: true }, ...optionalEventEmitter()],
+    useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, registry: RunRegistry | undefined, events?: unknown) => {
+      const store = new PostgresEvalStore(dataSource, options.store);
+      return new EvalService(
+        { store: options.wrapStore ? options.wrapStore(store) : store, ...(registry ? { registry } : {}), events: asTelemetrySink(events) },
+        options.service,
+      );
+    },
+  };
+}
+
+/**
+ * Global module owning one `EvalService` and its `PostgresEvalStore` on a TypeORM DataSource, with
+ * the `/evaluations` routes and `EvalServiceHealthIndicator` (spec 05 §10). Jobs name the agents of
+ * the `RunRegistry` that `RunsModule` provides. `onModuleInit` starts the service: a store owned by
+ * another instance leaves it in `standby` (readiness down) until that owner's session ends. On
+ * shutdown it stops in the coordinator's `services` step, after runs and admission drained: running
+ * jobs are abandoned without writing, and the next start recovers their rows as failed.
+ *
+ * @example
+ * EvaluationModule.forRoot({ resolveScope: (req) => ({ app: tenantOf(req) }), service: { maxConcurrency: 2 } })
+ */
+@Global()
+@Module({})
+export class EvaluationModule implements OnModuleInit {
+  constructor(@Inject(EvalService) private readonly service: EvalService, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+    coordinator.register({
+      component: 'evaluation',
+      phase: 'services',
+      run: () => service.stop(),
+      counts: () => ({ active_jobs: service.capabilities().active_jobs, queued_jobs: service.capabilities().queued_jobs }),
+    });
+  }
+
+  static forRoot(options: EvaluationModuleRootOptions = {}): DynamicModule {
+    return { ...evaluationModule.forRoot(options), controllers: [EvaluationController] };
+  }
+
+  static forRootAsync(options: EvaluationModuleAsyncOptions): DynamicModule {
+    return { ...evaluationModule.forRootAsync(options), controllers: [EvaluationController] };
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.service.start();
+  }
+}
+
+const evaluationModule = moduleBuilder<EvaluationModuleOptions, EvaluationOptionsFactory, 'dataSourceName'>({
+  module: EvaluationModule,
+  optionsToken: EVALUATION_MODULE_OPTIONS,
+  factoryMethod: 'createEvaluationOptions',
+  declared: { dataSourceName: isNonEmptyString },
+  resolve: resolveEvaluationModuleOptions,
+  invalid: (details) => new EvalServiceError('invalid_eval_service_options', details),
+  metadata: (declared) => ({
+    imports: [AgentRuntimeHealthModule],
+    providers: [serviceProvider(declared), EvalServiceHealthIndicator],
+    exports: [EvalService, EVALUATION_MODULE_OPTIONS, EvalServiceHealthIndicator],
+  }),
+});

@@ -1,0 +1,85 @@
+import { RunnerError } from '../../runner/runner.errors';
+import { systemClock, type Clock } from '../../shared/clock';
+import { EvalServiceError } from '../eval.errors';
+import type { EvalCaseResult, EvalExecution, EvalExecutor, EvalTaskOutcome } from '../eval.types';
+import { runEvalCase, type EvalRunner } from './case-run';
+import { buildCaseResult, buildEvalResult } from './eval-result';
+
+/** Where the executor finds the Runner of an agent: a `RunRegistry` fits (spec 03 §9). */
+export interface EvalRunnerRegistry {
+  /** The Runner new runs of `agent` use; throws `RunnerError('agent_not_found')` for an unknown agent. */
+  getRunner(agent: string): EvalRunner;
+}
+
+/** Dependencies of a {@link LocalEvalExecutor}. */
+export interface LocalEvalExecutorDeps {
+  /** Drives `case_timeout_ms`. @default systemClock */
+  readonly clock?: Clock;
+}
+
+/**
+ * The `'local'` worker (spec 05 §7): runs a job's cases one after another through the Runner the
+ * registry holds for the job's agent, and scores them. Each case is a fresh invocation in its own
+ * session (`<job id>-<index>`), bounded by the job's signal and `case_timeout_ms`, and its session is
+ * deleted afterwards. A case that fails (`case_timeout`, `run_paused`, a Runner code) scores 0 and the
+ * job goes on; an abort of the job's signal ends the job and discards every case result.
+ *
+ * @example
+ * const executor = new LocalEvalExecutor(registry);
+ * const outcome = await executor.start(job, controller.signal);
+ * if (outcome.status === 'completed') console.log(outcome.result.passed);
+ */
+export class LocalEvalExecutor implements EvalExecutor {
+  readonly #registry: EvalRunnerRegistry;
+  readonly #clock: Clock;
+
+  /**
+   * `registry` is a `RunRegistry` or anything with its `getRunner(agent)`. Throws
+   * `invalid_eval_service_options` (`{option: 'registry' | 'clock'}`) for anything else.
+   */
+  constructor(registry: EvalRunnerRegistry, deps: LocalEvalExecutorDeps = {}) {
+    if (typeof registry?.getRunner !== 'function') throw new EvalServiceError('invalid_eval_service_options', { option: 'registry' });
+    const clock = deps?.clock ?? systemClock;
+    if (typeof clock?.setTimer !== 'function' || typeof clock.clearTimer !== 'function') throw new EvalServiceError('invalid_eval_service_options', { option: 'clock' });
+    this.#registry = registry;
+    this.#clock = clock;
+  }
+
+  /**
+   * Starts `job` and returns at once the promise of its outcome: `{status: 'completed', result}`, or
+   * `{status: 'error', reason: 'unknown_eval_agent'}` when the registry no longer knows the agent. It
+   * rejects with `signal.reason` once `signal` aborts; nothing partial is reported.
+   */
+  start(job: EvalExecution, signal: AbortSignal): Promise<EvalTaskOutcome> {
+    return this.#run(job, signal);
+  }
+
+  async #run(job: EvalExecution, signal: AbortSignal): Promise<EvalTaskOutcome> {
+    const cases: EvalCaseResult[] = [];
+    for (const [index, evalCase] of job.set.cases.entries()) {
+      signal.throwIfAborted();
+      const runner = this.#runnerOf(job.agent);
+      if (runner === null) return { status: 'error', reason: 'unknown_eval_agent' };
+      const run = await runEvalCase(runner, {
+        sessionId: `${job.job_id}-${index}`,
+        input: evalCase.input,
+        jobSignal: signal,
+        caseTimeoutMs: job.options.case_timeout_ms,
+        clock: this.#clock,
+      });
+      cases.push(buildCaseResult(evalCase, job.metrics, run));
+    }
+    signal.throwIfAborted();
+    return { status: 'completed', result: buildEvalResult(job.metrics, cases) };
+  }
+
+  /** Looked up per case, as new runs would: a registry whose runners were replaced serves the new one. */
+  #runnerOf(agent: string): EvalRunner | null {
+    try {
+      return this.#registry.getRunner(agent);
+    } catch (error) {
+      if (RunnerError.isRunnerError(error) && error.code === 'agent_not_found') return null;
+      throw error;
+    }
+  }
+}
