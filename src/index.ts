@@ -4,6 +4,7 @@ export * from './policy';
 export * from './ledger';
 export * from './runner';
 export * from './trace';
+export * from './evaluation';
 export * from './database';
 export * from './health';
 export { AdmissionHealthIndicator } from './admission/admission.health';

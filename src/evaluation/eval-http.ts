@@ -19,6 +19,7 @@ export const EVAL_HTTP_ERRORS: HttpErrorTable<EvalServiceErrorCode> = Object.fre
   invalid_eval_options: BAD_REQUEST,
   invalid_eval_cursor: BAD_REQUEST,
   invalid_prune_options: BAD_REQUEST,
+  invalid_eval_store_arguments: { status: 400, details: ['argument'] },
   invalid_eval_compare_options: BAD_REQUEST,
   evaluation_request_limit_exceeded: { status: 413, details: ['limit'] },
   not_found: { status: 404 },

@@ -6,7 +6,7 @@ import type { EvalBaselineRecord, EvalBaselineWithResult, EvalResult, EvalScope,
 import type { EvalRegressionReport } from './executor/regression-report';
 import { baselineBodyOf, compareParamsOf, pageOptionsOf, type EvalQueryParams } from './evaluation-http-params';
 import { EVALUATION_MODULE_OPTIONS, type ResolvedEvaluationModuleOptions } from './evaluation-module-options';
-import { checkEvalScope } from './service/eval-scope';
+import { checkEvalScope } from './eval-scope';
 import { EvalService } from './service/eval-service';
 
 /**

@@ -6,9 +6,9 @@ describe('readiness report', () => {
     expect(indicatorResult('database', false)).toEqual({ database: { status: 'down' } });
   });
 
-  it('keeps numbers, booleans and nulls of an answer, never strings such as an error message', () => {
-    expect(componentStates('db', { db: { status: 'down', message: 'password authentication failed', retries: 2, lock_held: false, since: null } })).toEqual([
-      ['db', { status: 'down', retries: 2, lock_held: false, since: null }],
+  it('keeps numbers, booleans, nulls and snake_case codes of an answer, never free text such as an error message', () => {
+    expect(componentStates('db', { db: { status: 'down', message: 'password authentication failed', retries: 2, lock_held: false, since: null, state: 'standby', detail: 'Standby' } })).toEqual([
+      ['db', { status: 'down', retries: 2, lock_held: false, since: null, state: 'standby' }],
     ]);
   });
 

@@ -28,7 +28,7 @@ export function indicatorResult(key: string, up: boolean, data: ComponentData = 
 
 /**
  * The entries of an indicator's answer that are well-formed component states, copied with their
- * numbers, booleans and nulls only; an answer with none counts as `{[component]: {status: 'down'}}`.
+ * numbers, booleans, nulls and snake_case codes only; an answer with none counts as `{[component]: {status: 'down'}}`.
  */
 export function componentStates(component: string, answer: unknown): Array<[string, ComponentHealth]> {
   const states: Array<[string, ComponentHealth]> = [];
@@ -70,8 +70,13 @@ function componentState(value: unknown): ComponentHealth | undefined {
   if (status !== 'up' && status !== 'down') return undefined;
   const data: Record<string, string | number | boolean | null> = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    // strings are left out: an indicator's `message` is where error text would travel
-    if (key !== 'status' && (item === null || typeof item === 'number' || typeof item === 'boolean')) data[key] = item;
+    // free text is left out (an indicator's `message` is where error text would travel); codes stay
+    if (key !== 'status' && (item === null || typeof item === 'number' || typeof item === 'boolean' || isCode(item))) data[key] = item;
   }
   return Object.freeze({ ...data, status });
+}
+
+/** A snake_case code such as `standby` or `system_identifier`: a state, never a message. */
+function isCode(value: unknown): value is string {
+  return typeof value === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(value);
 }

@@ -25,7 +25,7 @@ import type {
 import { LocalEvalExecutor, type EvalRunnerRegistry } from '../executor/local-eval-executor';
 import { compareResults, type EvalRegressionReport } from '../executor/regression-report';
 import { RequestPreparationPool } from '../preparation/request-preparation-pool';
-import { checkEvalScope, checkEvalJobId } from './eval-scope';
+import { checkEvalScope, checkEvalJobId } from '../eval-scope';
 import { checkEvalStore } from './eval-store-check';
 import { resolveEvalServiceOptions, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
 import { EvalOwnershipSession } from './eval-ownership-session';

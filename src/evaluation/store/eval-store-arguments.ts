@@ -6,7 +6,7 @@ import { integerIn, isBoolean } from '../../shared/option-rules';
 import { readStrictOptions } from '../../shared/strict-options';
 import { EvalServiceError } from '../eval.errors';
 import { TERMINAL_EVAL_PHASES, type EvalPhase, type EvalPruneOptions } from '../eval.types';
-import { EVAL_JOB_ID } from '../service/eval-scope';
+import { EVAL_JOB_ID } from '../eval-scope';
 import { isKeyText } from './eval-cursor';
 import type { ResolvedEvalStoreOptions } from './eval-store-options';
 

@@ -1,7 +1,7 @@
 import { readOwnData } from '../../shared/option-reader';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalScope } from '../eval.types';
-import { checkEvalScope } from '../service/eval-scope';
+import { checkEvalScope } from '../eval-scope';
 import { baselineRecord, resultOf } from './eval-records';
 import { invalidArgument, jobIdOrNotFound, keyOrNotFound, keyToWrite } from './eval-store-arguments';
 import type { EvalStoreContext } from './eval-store-context';

@@ -3,7 +3,7 @@ import { hasEscapedNul } from '../../json/escaped-nul';
 import { isSafeIntegerAtLeast, isPlainObject } from '../../shared/plain-object';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalJobRecord, EvalScope, PreparedEvalRequest } from '../eval.types';
-import { checkEvalScope } from '../service/eval-scope';
+import { checkEvalScope } from '../eval-scope';
 import { jobRecord } from './eval-records';
 import { invalidArgument, keyToWrite, MAX_EVAL_KEY_BYTES, MAX_EVAL_VERSION_BYTES } from './eval-store-arguments';
 import type { EvalStoreContext } from './eval-store-context';

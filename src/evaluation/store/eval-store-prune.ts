@@ -1,6 +1,6 @@
 import type { TransactionClient } from '../../database/transaction-runner';
 import type { EvalPruneOptions, EvalPruneReport } from '../eval.types';
-import { EVAL_JOB_ID } from '../service/eval-scope';
+import { EVAL_JOB_ID } from '../eval-scope';
 import { decodeEvalCursor, encodeEvalCursor, isKeyInteger, isKeyText, type CursorPart } from './eval-cursor';
 import { rowNumber, type EvalRow } from './eval-records';
 import { MAX_EVAL_KEY_BYTES, pruneArguments } from './eval-store-arguments';

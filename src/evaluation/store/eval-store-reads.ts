@@ -1,6 +1,6 @@
 import { EvalServiceError } from '../eval.errors';
 import type { EvalJobRecord, EvalPage, EvalResult, EvalScope, EvalSetRevision, EvalSetSummary } from '../eval.types';
-import { checkEvalScope, EVAL_JOB_ID } from '../service/eval-scope';
+import { checkEvalScope, EVAL_JOB_ID } from '../eval-scope';
 import { decodeEvalCursor, encodeEvalCursor, isKeyInteger, isKeyText, type CursorPart } from './eval-cursor';
 import { jobRecord, resultOf, setRevision, setSummary, type EvalRow } from './eval-records';
 import { jobIdOrNotFound, keyOrNotFound, MAX_EVAL_KEY_BYTES, MAX_EVAL_VERSION_BYTES, pageArguments } from './eval-store-arguments';

@@ -1,7 +1,7 @@
 import type { TransactionClient } from '../../database/transaction-runner';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalJobRecord, EvalPhase, EvalScope, EvalTransitionFields } from '../eval.types';
-import { checkEvalScope } from '../service/eval-scope';
+import { checkEvalScope } from '../eval-scope';
 import { jobRecord, rowNumber } from './eval-records';
 import { jobIdOrNotFound, transitionArguments, type TransitionArguments } from './eval-store-arguments';
 import type { EvalStoreContext } from './eval-store-context';

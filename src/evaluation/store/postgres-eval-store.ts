@@ -54,7 +54,7 @@ export interface PostgresEvalStoreDeps {
  *
  * @example
  * const store = new PostgresEvalStore(dataSource, { maxJobs: 50_000 });
- * const service = new EvalService({ store, ... });
+ * const service = new EvalService({ store, registry });
  */
 export class PostgresEvalStore implements EvalStore {
   readonly #context: EvalStoreContext;

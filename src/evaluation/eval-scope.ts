@@ -1,6 +1,6 @@
-import { readOwnData } from '../../shared/option-reader';
-import { EvalServiceError } from '../eval.errors';
-import type { EvalScope } from '../eval.types';
+import { readOwnData } from '../shared/option-reader';
+import { EvalServiceError } from './eval.errors';
+import type { EvalScope } from './eval.types';
 
 /** Largest app name, in UTF-8 bytes. */
 export const MAX_SCOPE_APP_BYTES = 256;
