@@ -124,7 +124,7 @@ describe('bounds (spec 05 §4.3)', () => {
     const { PostgresEvalStore } = await import('../../src/evaluation/store/postgres-eval-store');
     const { EvalService } = await import('../../src/evaluation/service/eval-service');
     const service = new EvalService({ store: new PostgresEvalStore(store, { maxJobs: 1 }), registry: t.registry.registry }, { preparation: { threads: 1 } });
-    t.services.push(service);
+    t.track(service);
     await service.start();
     await settled(service, (await service.submit(APP, evalRequest('good'))).job_id);
     expect(await codeOf(service.submit(APP, evalRequest('good', { setId: 'set-new' })))).toBe('eval_job_capacity_reached');
@@ -233,7 +233,7 @@ describe('single owner (spec 05 §2.4, §3)', () => {
     const { PostgresEvalStore } = await import('../../src/evaluation/store/postgres-eval-store');
     const { EvalService } = await import('../../src/evaluation/service/eval-service');
     const third = new EvalService({ store: new PostgresEvalStore(await t.dataSource(), { statementTimeoutMs: 5000, connectRetries: 0, maxJobs: 5 }), registry: t.registry.registry });
-    t.services.push(third);
+    t.track(third);
     expect(await codeOf(third.start())).toBe('eval_store_already_owned');
     const wrapped = await t.service({}, (store) => failing(store, () => false));
     expect(await codeOf(wrapped.start())).toBe('eval_store_already_owned');

@@ -48,7 +48,7 @@ describe('§2.2 the five tables', () => {
     expect(await validateSchema(dataSource, evalStoreTableSpecs())).toEqual({ ok: true, mismatches: [] });
     const store = await h().store({}, {}, dataSource);
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     await store.assertSchema(connection);
     expect(await h().sql('SELECT scope_app, sets, jobs, baselines, bytes FROM agent_runtime_eval_usage')).toEqual([{ scope_app: '', sets: 0, jobs: 0, baselines: 0, bytes: '0' }]);
     const identity = await h().sql<{ singleton: boolean; identity_uuid: string }>('SELECT singleton, identity_uuid FROM agent_runtime_eval_identity');
@@ -151,7 +151,7 @@ describe('§2.1 table prefix and createEvalStoreMigrations', () => {
     const dataSource = await withCustomPrefix(h(), 'billing_eval_');
     const store = await h().store({ tablePrefix: 'billing_eval_' }, {}, dataSource);
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     await store.assertSchema(connection);
     const job = await store.createEvaluation(A, preparedRequest());
     await store.transition(A, job.job_id, ['queued'], 'running');
@@ -173,7 +173,7 @@ describe('§2.1 table prefix and createEvalStoreMigrations', () => {
   it('a prefix whose tables are missing fails assertSchema with schema_mismatch', async () => {
     const store = await h().store({ tablePrefix: 'missing_' });
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     const error = await evalError(store.assertSchema(connection), 'schema_mismatch');
     expect(error.details?.mismatches).toEqual(
       Object.values(evalTableNames('missing_')).map((table) => ({ table, property: 'table', expected: 'present', actual: 'missing' })),
@@ -191,7 +191,7 @@ describe('§2.2 assertSchema on a tampered table', () => {
     await h().sql('DROP INDEX agent_runtime_eval_job_active_idx');
     const store = await h().store();
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     const error = await evalError(store.assertSchema(connection), 'schema_mismatch');
     const properties = (error.details?.mismatches as Array<{ table: string; property: string }>).map((m) => `${m.table} ${m.property}`);
     expect(properties).toEqual([
@@ -206,7 +206,7 @@ describe('§2.2 assertSchema on a tampered table', () => {
     const dataSource = await h().dataSource({ migrations: [...AGENT_RUNTIME_MIGRATIONS, ...createEvalStoreMigrations('pending_')] });
     const store = await h().store({}, {}, dataSource);
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     const error = await evalError(store.assertSchema(connection), 'schema_mismatch');
     expect(error.details?.mismatches).toEqual([{ table: 'agent_runtime_migrations', property: 'migration:EvaluationStore_pending_1764800000000', expected: 'applied', actual: 'pending' }]);
   });
@@ -236,7 +236,7 @@ describe('§2.4 ownership identity', () => {
     const a = await h().store();
     const b = await h().store({ connectRetries: 0, statementTimeoutMs: 50, requireSynchronousStandby: true, maxJobs: 1, maxSets: 1, maxBaselines: 1, maxPageLimit: 3, maxRecordBytes: 10, maxTotalBytes: 10, maxScopeBytes: 10, maxPruneLimit: 1 });
     const connection = await b.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     const identity = await a.ownershipIdentity();
     expect(await b.ownershipIdentity()).toEqual(identity);
     expect(await b.ownershipIdentity(connection)).toEqual(identity);
@@ -272,7 +272,7 @@ describe('§2.4 ownership identity', () => {
   it('the schema option, not the connection\'s search_path, names the schema; a schema the connection cannot name is unavailable', async () => {
     const store = await h().store({ schema: 'public' });
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     await connection.query('SET search_path = nowhere');
     expect(parsed((await store.ownershipIdentity(connection)).identities[0]).schema).toBe('public');
     const unnamed = await h().store();
@@ -307,7 +307,7 @@ describe('§2.4 ownership identity', () => {
       const identity = await restricted.ownershipIdentity();
       expect(identity).toEqual({ identity_source: 'identity_row', identities: [permitted.identities[1]] });
       const connection = await restricted.openDedicatedConnection();
-      h().track(connection);
+      h().track(() => connection.end());
       expect(await restricted.ownershipIdentity(connection)).toEqual(identity);
       await h().sql('DELETE FROM agent_runtime_eval_identity');
       await evalError(restricted.ownershipIdentity(), 'eval_store_identity_unavailable');

@@ -599,7 +599,7 @@ describe('database failures', () => {
   it('the dedicated connection is a working unpooled connection the caller closes', async () => {
     const store = await h().store();
     const connection = await store.openDedicatedConnection();
-    h().track(connection);
+    h().track(() => connection.end());
     expect((await connection.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });

@@ -1,6 +1,4 @@
-import { Client } from 'pg';
-import type { DataSource, DataSourceOptions } from 'typeorm';
-import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
+import type { DataSource } from 'typeorm';
 import { EvalServiceError, type EvalServiceErrorCode } from '../../src/evaluation/eval.errors';
 import type { EvalJobOptions, EvalMetric, EvalResult, EvalSet, PreparedEvalRequest } from '../../src/evaluation/eval.types';
 import type { PostgresEvalStoreOptions } from '../../src/evaluation/store/eval-store-options';
@@ -8,7 +6,8 @@ import { PostgresEvalStore, type PostgresEvalStoreDeps } from '../../src/evaluat
 import { canonicalJson, deepFreeze, type JsonObject } from '../../src/json';
 import { systemClock, type Clock } from '../../src/shared/clock';
 import { sha256Hex } from '../../src/shared/sha256';
-import { createFreshDatabase, type FreshDatabase, type FreshDatabaseOptions } from './fresh-database';
+import { openDatabaseHarness, useHarness, type DatabaseHarness } from './database-harness';
+import type { FreshDatabaseOptions } from './fresh-database';
 
 /** What a test may change of a prepared request; the digest and sizes always follow. */
 export interface PreparedRequestParts {
@@ -87,53 +86,20 @@ export class SettableClock implements Clock {
   }
 }
 
-/** A fresh database with an admin connection, and DataSources and stores that are closed afterwards. */
-export interface EvalHarness {
-  readonly database: FreshDatabase;
-  readonly admin: Client;
-  /** A new initialised DataSource on the database (its own pool). */
-  dataSource(overrides?: Partial<DataSourceOptions>, url?: string): Promise<DataSource>;
+/** A database harness that builds eval stores; dedicated connections a test opened go with `track`. */
+export interface EvalHarness extends DatabaseHarness {
   /** A store on a new DataSource of its own unless one is given. */
   store(options?: PostgresEvalStoreOptions, deps?: PostgresEvalStoreDeps, dataSource?: DataSource): Promise<PostgresEvalStore>;
-  /** Runs SQL on the admin connection and returns its rows. */
-  sql<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
-  /** Connections to close with the harness (dedicated connections a test opened). */
-  track(connection: { end(): Promise<void> }): void;
-  close(): Promise<void>;
 }
 
 export async function openEvalHarness(options: FreshDatabaseOptions = {}): Promise<EvalHarness> {
-  const database = await createFreshDatabase(options);
-  const admin = new Client({ connectionString: database.url });
-  admin.on('error', () => {});
-  await admin.connect();
-  const dataSources: DataSource[] = [];
-  const connections: Array<{ end(): Promise<void> }> = [];
-  const harness: EvalHarness = {
-    database,
-    admin,
-    async dataSource(overrides = {}, url = database.url) {
-      const dataSource = createAgentRuntimeDataSource(url, overrides);
-      dataSources.push(dataSource);
-      return dataSource.initialize();
-    },
+  const base = await openDatabaseHarness(options);
+  return {
+    ...base,
     async store(storeOptions, deps, dataSource) {
-      return new PostgresEvalStore(dataSource ?? (await harness.dataSource()), storeOptions, deps);
-    },
-    async sql<T>(text: string, values?: unknown[]) {
-      return (await admin.query(text, values)).rows as T[];
-    },
-    track(connection) {
-      connections.push(connection);
-    },
-    async close() {
-      await Promise.all(connections.splice(0).map((connection) => connection.end().catch(() => {})));
-      await Promise.all(dataSources.splice(0).map((dataSource) => (dataSource.isInitialized ? dataSource.destroy().catch(() => {}) : undefined)));
-      await admin.end().catch(() => {});
-      await database.drop();
+      return new PostgresEvalStore(dataSource ?? (await base.dataSource()), storeOptions, deps);
     },
   };
-  return harness;
 }
 
 /**
@@ -141,25 +107,7 @@ export async function openEvalHarness(options: FreshDatabaseOptions = {}): Promi
  * for tests that count rows or fill caps) or one for the whole block (`'all'`).
  */
 export function useEvalHarness(per: 'each' | 'all' = 'each', options: FreshDatabaseOptions = {}): () => EvalHarness {
-  let current: EvalHarness | undefined;
-  const open = async () => {
-    current = await openEvalHarness(options);
-  };
-  const close = async () => {
-    await current?.close();
-    current = undefined;
-  };
-  if (per === 'each') {
-    beforeEach(open);
-    afterEach(close);
-  } else {
-    beforeAll(open);
-    afterAll(close);
-  }
-  return () => {
-    if (!current) throw new Error('no eval harness: call inside a test');
-    return current;
-  };
+  return useHarness(() => openEvalHarness(options), per);
 }
 
 /** Awaits `promise`, expecting an `EvalServiceError` with `code` (and exactly `details` when given); returns it. */

@@ -1,5 +1,4 @@
 import type { DataSource } from 'typeorm';
-import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
 import type { EvalStore } from '../../src/evaluation/eval.types';
 import { EvalService, type EvalServiceDeps } from '../../src/evaluation/service/eval-service';
 import type { EvalServiceOptions } from '../../src/evaluation/service/eval-service-options';
@@ -9,7 +8,8 @@ import { InMemorySessionService } from '../../src/runner/in-memory-session-servi
 import type { Model, ModelRequest, ModelResponse } from '../../src/runner/model.types';
 import { RunRegistry } from '../../src/runner/run-registry';
 import { Runner } from '../../src/runner/runner';
-import { createFreshDatabase, type FreshDatabase } from './fresh-database';
+import { openDatabaseHarness, type DatabaseHarness } from './database-harness';
+import type { FreshDatabase } from './fresh-database';
 
 /** A model whose next answer is a function of the request alone, like the reference service's demo models. */
 class FunctionModel implements Model {
@@ -87,30 +87,27 @@ export function evalRequest(agent: string, options: { setId?: string; version?: 
   };
 }
 
-/** A fresh migrated database with its DataSource, and the services built on it (stopped afterwards). */
+/** A fresh migrated database, and the services built on it (stopped with it). */
 export class EvalServiceHarness {
-  readonly services: EvalService[] = [];
-  readonly dataSources: DataSource[] = [];
   readonly registry = evalRegistry();
 
-  private constructor(readonly database: FreshDatabase) {}
+  private constructor(private readonly base: DatabaseHarness) {}
 
   static async create(): Promise<EvalServiceHarness> {
-    return new EvalServiceHarness(await createFreshDatabase());
+    return new EvalServiceHarness(await openDatabaseHarness());
   }
 
-  async dataSource(): Promise<DataSource> {
-    const source = createAgentRuntimeDataSource(this.database.url);
-    this.dataSources.push(source);
-    return source.initialize();
+  get database(): FreshDatabase {
+    return this.base.database;
+  }
+
+  dataSource(): Promise<DataSource> {
+    return this.base.dataSource();
   }
 
   /** A service (not started) on its own DataSource; `wrap` decorates the Postgres store. */
   async service(options: EvalServiceOptions = {}, wrap?: (store: PostgresEvalStore) => EvalStore, deps: Partial<EvalServiceDeps> = {}): Promise<EvalService> {
-    const store = new PostgresEvalStore(await this.dataSource());
-    const service = new EvalService({ store: wrap ? wrap(store) : store, registry: this.registry.registry, ...deps }, { preparation: { threads: 1 }, ...options });
-    this.services.push(service);
-    return service;
+    return this.track(new EvalService({ store: this.wrapped(new PostgresEvalStore(await this.dataSource()), wrap), registry: this.registry.registry, ...deps }, { preparation: { threads: 1 }, ...options }));
   }
 
   async started(options: EvalServiceOptions = {}, wrap?: (store: PostgresEvalStore) => EvalStore): Promise<EvalService> {
@@ -119,16 +116,23 @@ export class EvalServiceHarness {
     return service;
   }
 
-  /** One SQL statement on the harness database. */
-  async sql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
-    const source = this.dataSources[0] ?? (await this.dataSource());
-    return source.query(text, values);
+  /** Stops `service` with the harness. */
+  track(service: EvalService): EvalService {
+    this.base.track(() => service.stop());
+    return service;
   }
 
-  async close(): Promise<void> {
-    for (const service of this.services) await service.stop().catch(() => undefined);
-    for (const source of this.dataSources) if (source.isInitialized) await source.destroy().catch(() => undefined);
-    await this.database.drop();
+  /** One SQL statement on the harness database. */
+  sql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+    return this.base.sql(text, values);
+  }
+
+  close(): Promise<void> {
+    return this.base.close();
+  }
+
+  private wrapped(store: PostgresEvalStore, wrap?: (store: PostgresEvalStore) => EvalStore): EvalStore {
+    return wrap ? wrap(store) : store;
   }
 }
 
