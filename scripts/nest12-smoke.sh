@@ -215,6 +215,14 @@ else
   log "  FAIL run-events: GET /runs/$RUN_ID/events ended without a completed terminal item"
   CHECK_FAILED=1
 fi
+# an evaluation job under Nest 12: prepared in the piscina worker of the compiled package, run, completed
+check eval-submit POST /evaluations '{"set":{"id":"smoke","version":"1","cases":[{"case_id":"c","input":"where is the runbook?","expected_tool_calls":[{"name":"search","args":{"query":"where is the runbook?"}}]}]},"agent":"helper","metrics":[{"name":"tool_trajectory"}]}' 201 "/^eval-/.test(b.job.job_id)"
+EVAL_ID="$(node -e "process.stdout.write(JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8')).job.job_id || '')" "$WORK/response.json" 2>/dev/null || true)"
+for i in $(seq 1 50); do
+  curl -s --max-time 5 "$BASE/evaluations/$EVAL_ID" | grep -q '"phase":"completed"' && break
+  sleep 0.2
+done
+check eval-result GET "/evaluations/$EVAL_ID/result" '' 200 "b.result.passed === true && b.result.metrics.tool_trajectory.score === 1"
 [[ $CHECK_FAILED -eq 0 ]] || fail "HTTP checks failed"
 
 STEP="SIGTERM shutdown"

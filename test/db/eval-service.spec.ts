@@ -338,3 +338,38 @@ describe('capabilities (spec 05 §9)', () => {
     expect(inspect(service)).not.toMatch(/Client|password|lock/i);
   });
 });
+
+describe('regression gate (compare)', () => {
+  it('a candidate that drops the expected tool call regresses on tool_trajectory for every case; the baseline agent does not', async () => {
+    const service = await t.started();
+    const base = await service.submit(APP, evalRequest('good'));
+    await settled(service, base.job_id);
+    await service.putBaseline(APP, { evalSetId: 'set-a', name: 'main', jobId: base.job_id });
+    const candidate = await service.submit(APP, evalRequest('bad'));
+    await settled(service, candidate.job_id);
+    const report = await service.compare(APP, candidate.job_id, { evalSetId: 'set-a', baseline: 'main' });
+    expect(report.regressed).toBe(true);
+    expect(report.metrics.tool_trajectory).toMatchObject({ baseline_score: 1, candidate_score: 0, delta: -1, regressed: true });
+    expect(report.cases.map((c) => [c.case_id, c.regressed_metrics.includes('tool_trajectory')])).toEqual([
+      ['case-0', true],
+      ['case-1', true],
+    ]);
+    const same = await service.submit(APP, evalRequest('good'));
+    await settled(service, same.job_id);
+    expect((await service.compare(APP, same.job_id, { evalSetId: 'set-a', baseline: 'main' })).regressed).toBe(false);
+    expect(JSON.stringify(report)).not.toContain('42');
+  });
+
+  it('refuses bad options, another set, a job that is not completed, another scope', async () => {
+    const service = await t.started();
+    const base = await service.submit(APP, evalRequest('good'));
+    await settled(service, base.job_id);
+    await service.putBaseline(APP, { evalSetId: 'set-a', name: 'main', jobId: base.job_id });
+    expect(await thrown(service.compare(APP, base.job_id, { evalSetId: 'set-a', baseline: 'main', tolerance: 2 }))).toMatchObject({ code: 'invalid_eval_compare_options', details: { option: 'tolerance' } });
+    expect(await codeOf(service.compare(APP, base.job_id, { evalSetId: 'set-a' } as never))).toBe('invalid_eval_compare_options');
+    expect(await codeOf(service.compare(APP, base.job_id, { evalSetId: 'set-b', baseline: 'main' }))).toBe('not_found');
+    expect(await codeOf(service.compare(OTHER, base.job_id, { evalSetId: 'set-a', baseline: 'main' }))).toBe('not_found');
+    const running = await service.submit(APP, evalRequest('slow'));
+    expect(await codeOf(service.compare(APP, running.job_id, { evalSetId: 'set-a', baseline: 'main' }))).toBe('result_not_ready');
+  });
+});

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import type { JsonValue } from '../../json/json.types';
 import { systemClock, type Clock } from '../../shared/clock';
+import { readStrictOptions } from '../../shared/strict-options';
 import { within } from '../../shared/timeout';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { TelemetryEvents } from '../../telemetry/telemetry-events';
@@ -381,13 +382,19 @@ function completedResult(read: { readonly job: EvalJobRecord; readonly result: E
   throw new EvalServiceError('evaluation_job_terminal', { phase: job.phase, reason: job.reason });
 }
 
-const NAME = /^[A-Za-z0-9._:-]{1,256}$/;
+const COMPARE_RULES = {
+  evalSetId: (value: unknown) => typeof value === 'string' && value.length > 0,
+  baseline: (value: unknown) => typeof value === 'string' && value.length > 0,
+  tolerance: (value: unknown) => typeof value === 'number' && value >= 0 && value <= 1,
+};
 
+/** The options of `compare`; the store decides whether the set and the baseline exist (`not_found`). */
 function readCompareOptions(options: unknown): { evalSetId: string; baseline: string; tolerance: number } {
-  const { evalSetId, baseline, tolerance } = (typeof options === 'object' && options !== null ? options : {}) as Record<string, unknown>;
-  if (typeof evalSetId !== 'string' || evalSetId.length === 0 || typeof baseline !== 'string' || !NAME.test(baseline)) {
-    throw new EvalServiceError('invalid_eval_compare_options');
-  }
-  if (tolerance !== undefined && (typeof tolerance !== 'number' || !(tolerance >= 0 && tolerance <= 1))) throw new EvalServiceError('invalid_eval_compare_options', { option: 'tolerance' });
-  return { evalSetId, baseline, tolerance: (tolerance as number | undefined) ?? 0 };
+  const values = readStrictOptions(options, COMPARE_RULES, 'options', {
+    unknownKeys: (keys) => new EvalServiceError('invalid_eval_compare_options', { keys }),
+    invalid: (option) => new EvalServiceError('invalid_eval_compare_options', { option }),
+  });
+  if (values.evalSetId === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'evalSetId' });
+  if (values.baseline === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'baseline' });
+  return { evalSetId: values.evalSetId as string, baseline: values.baseline as string, tolerance: (values.tolerance as number | undefined) ?? 0 };
 }
