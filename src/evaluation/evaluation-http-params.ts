@@ -28,8 +28,13 @@ export function compareParamsOf(params: EvalQueryParams): { baseline: string; to
   const baseline = single(params, 'baseline');
   const tolerance = single(params, 'tolerance');
   if (baseline === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'baseline' });
-  if (tolerance !== undefined && !DECIMAL.test(tolerance)) throw new EvalServiceError('invalid_eval_compare_options', { option: 'tolerance' });
-  return { baseline, ...(tolerance === undefined ? {} : { tolerance: Number(tolerance) }) };
+  return { baseline, ...(tolerance === undefined ? {} : { tolerance: toleranceOf(tolerance) }) };
+}
+
+/** A tolerance written as a plain decimal in 0..1 (`0.05`, `1`); else `invalid_eval_compare_options`. */
+export function toleranceOf(text: string): number {
+  if (!DECIMAL.test(text)) throw new EvalServiceError('invalid_eval_compare_options', { option: 'tolerance' });
+  return Number(text);
 }
 
 /** The body of `PUT /evaluations/baselines/:evalSetId/:name`: exactly `{job_id}`. */

@@ -25,7 +25,10 @@ export class EvaluationController {
   @Post()
   @HttpCode(201)
   async submit(@Body() body: unknown, @Req() request: unknown): Promise<{ job: PublicEvalJob }> {
-    return { job: await this.service.submit(await this.scopeOf(request), body) };
+    const scope = await this.scopeOf(request);
+    // no JSON body at all (another content type): the same answer as a body that is not an object
+    if (body === undefined) throw new EvalServiceError('invalid_eval_request', { reason: 'not_object' });
+    return { job: await this.service.submit(scope, body) };
   }
 
   @Get()

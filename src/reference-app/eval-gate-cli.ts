@@ -6,6 +6,7 @@ import { runAgentRuntimeMigrations } from '../database/data-source.factory';
 import { openProjectDatabase } from '../database/embedded-postgres';
 import { classifyFailure } from '../database/postgres-failure';
 import { runEvalGate } from '../evaluation/eval-gate';
+import { toleranceOf } from '../evaluation/evaluation-http-params';
 import { PostgresEvalStore } from '../evaluation/store/postgres-eval-store';
 import { RunRegistry } from '../runner/run-registry';
 import { AgentRuntimeError } from '../shared/agent-runtime-error';
@@ -24,8 +25,8 @@ async function main(): Promise<number> {
     options: { set: { type: 'string' }, baseline: { type: 'string' }, agent: { type: 'string' }, tolerance: { type: 'string' } },
     strict: true,
   });
-  const tolerance = values.tolerance === undefined ? 0 : Number(values.tolerance);
-  if (!values.set || !values.baseline || !values.agent || !(tolerance >= 0 && tolerance <= 1)) {
+  const tolerance = toleranceArgument(values.tolerance);
+  if (!values.set || !values.baseline || !values.agent || tolerance === null) {
     console.error(USAGE);
     return 2;
   }
@@ -49,6 +50,15 @@ async function main(): Promise<number> {
     }
   } finally {
     await database.stop();
+  }
+}
+
+/** `--tolerance` as the compare route reads it (a plain decimal in 0..1), 0 when absent, `null` when bad. */
+function toleranceArgument(text: string | undefined): number | null {
+  try {
+    return text === undefined ? 0 : toleranceOf(text);
+  } catch {
+    return null;
   }
 }
 

@@ -101,8 +101,10 @@ export class EvalOwnershipSession {
       if (this.#lock === null || this.#connection === null || !this.#isOpen()) {
         await this.#drop();
         won = await this.open();
-      } else won = await this.#lock.tryAcquire();
-      if (won) this.#lock?.onLost(() => this.events.lost());
+      } else {
+        won = await this.#lock.tryAcquire();
+        if (won) this.#lock.onLost(() => this.events.lost());
+      }
     } catch {
       // a lost or refused connection is reopened at the next retry
       await this.#drop();
