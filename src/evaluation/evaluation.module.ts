@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Inject, Module, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Logger, Module, type OnModuleInit, type Provider } from '@nestjs/common';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { RunRegistry } from '../runner/run-registry';
@@ -39,7 +39,7 @@ function serviceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider 
     useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, registry: RunRegistry | undefined, events?: unknown) => {
       const store = new PostgresEvalStore(dataSource, options.store);
       return new EvalService(
-        { store: options.wrapStore ? options.wrapStore(store) : store, ...(registry ? { registry } : {}), events: asTelemetrySink(events) },
+        { store: options.wrapStore ? options.wrapStore(store) : store, ...(registry ? { registry } : {}), events: asTelemetrySink(events), logger: new Logger('EvaluationModule') },
         options.service,
       );
     },

@@ -1,4 +1,4 @@
-export { EvalService, type EvalCapabilities, type EvalCompareOptions, type EvalServiceDeps, type EvalServiceState } from './service/eval-service';
+export { EvalService, type EvalCapabilities, type EvalCompareOptions, type EvalServiceDeps, type EvalServiceLogger, type EvalServiceState } from './service/eval-service';
 export type { EvalOwnership, EvalServiceOptions, EvalWorkerModule } from './service/eval-service-options';
 export type { PreparationOptions } from './preparation/preparation-options';
 export { PostgresEvalStore } from './store/postgres-eval-store';

@@ -294,10 +294,14 @@ describe('recovery and stop (spec 05 §3)', () => {
 
 describe('fail-stop (spec 05 §5.2, §6.1)', () => {
   it('a terminal write that fails stops the service: health down, submits unavailable, the row stays running until the next start', async () => {
-    const service = await t.started({}, (store) => failing(store, (operation, args) => operation === 'transition' && args[3] === 'completed'));
+    const lines: string[] = [];
+    const service = await t.service({}, (store) => failing(store, (operation, args) => operation === 'transition' && args[3] === 'completed'), { logger: { error: (line: string) => lines.push(line) } });
+    await service.start();
     const { job_id } = await service.submit(APP, evalRequest('good'));
     await eventually(() => (service.state === 'stopped' ? true : undefined));
     expect(service.stopReason).toBe('evaluation_result_persistence_failed');
+    expect(lines).toEqual([expect.stringContaining('evaluation service stopped: evaluation_result_persistence_failed')]);
+    expect(lines.join()).not.toContain(job_id);
     expect(await service.isHealthy(1000)).toBe(false);
     expect(await thrown(service.submit(APP, evalRequest('good')))).toMatchObject({ code: 'eval_service_unavailable', details: { reason: 'evaluation_result_persistence_failed' } });
     expect((await t.sql('SELECT phase FROM agent_runtime_eval_jobs WHERE job_id = $1', [job_id]))[0].phase).toBe('running');

@@ -48,6 +48,13 @@ export interface EvalServiceDeps {
   readonly events?: TelemetrySink;
   /** The preparation worker script. @default the package's compiled worker */
   readonly preparationWorkerFile?: string;
+  /** Where a stop on a fault is reported, one content-free line (Nest's `Logger` fits). @default none */
+  readonly logger?: EvalServiceLogger;
+}
+
+/** A sink for the service's one line about a stop on a fault. */
+export interface EvalServiceLogger {
+  error(message: string): void;
 }
 
 /** The service's self-description (spec 05 §9): from memory, content-free. */
@@ -94,6 +101,7 @@ export class EvalService {
   readonly #registry: EvalRunnerRegistry | undefined;
   readonly #clock: Clock;
   readonly #events: TelemetrySink | undefined;
+  readonly #logger: EvalServiceLogger | undefined;
   readonly #pool: RequestPreparationPool;
   readonly #scheduler: EvalTaskScheduler;
   readonly #ownership: EvalOwnershipSession;
@@ -109,6 +117,7 @@ export class EvalService {
     this.#registry = deps.registry;
     this.#clock = deps.clock ?? systemClock;
     this.#events = deps.events;
+    this.#logger = deps.logger;
     const worker = this.#options.worker;
     let executor: EvalExecutor;
     if (worker === 'local') {
@@ -327,6 +336,11 @@ export class EvalService {
     if (this.#state === 'stopped') return;
     this.#stopReason = reason;
     this.#state = 'stopped';
+    try {
+      this.#logger?.error(`evaluation service stopped: ${reason}; liveness is down until the app restarts, and that start fails the unfinished jobs`);
+    } catch {
+      // a broken logger must not keep the service from stopping
+    }
     void this.#release();
   }
 

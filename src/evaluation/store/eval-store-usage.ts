@@ -27,8 +27,12 @@ export async function lockUsage(client: TransactionClient, sql: EvalStoreStateme
 }
 
 async function lockRow(client: TransactionClient, sql: EvalStoreStatements, scopeApp: string, nowMs: number): Promise<UsageCounts> {
-  await client.query(sql.ensureUsage, [scopeApp, nowMs]);
-  const [row] = (await client.query(sql.lockUsage, [scopeApp])).rows;
+  // the row exists but for an app's first write: one round trip while the global lock is held
+  let [row] = (await client.query(sql.lockUsage, [scopeApp])).rows;
+  if (row === undefined) {
+    await client.query(sql.ensureUsage, [scopeApp, nowMs]);
+    [row] = (await client.query(sql.lockUsage, [scopeApp])).rows;
+  }
   return { sets: rowNumber(row.sets), jobs: rowNumber(row.jobs), baselines: rowNumber(row.baselines), bytes: rowNumber(row.bytes) };
 }
 
