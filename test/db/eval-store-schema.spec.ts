@@ -10,6 +10,9 @@ import { canonicalJson } from '../../src/json';
 import { evalError, evalResult, preparedRequest, tableCounts, useEvalHarness, type EvalHarness } from '../support/eval-fixtures';
 import { createFreshDatabase, withDatabase } from '../support/fresh-database';
 
+/** `ON DELETE RESTRICT` refusals: `restrict_violation` (23001) on Postgres 18, `foreign_key_violation` (23503) before. */
+const RESTRICT_VIOLATION = /^23(?:001|503)$/;
+
 const A = Object.freeze({ app: 'app-a' });
 /** The longest legal prefix: 41 characters. */
 const LONGEST_PREFIX = `p${'x'.repeat(39)}_`;
@@ -98,8 +101,8 @@ describe('§2.2 the five tables', () => {
     await store.transition(A, job.job_id, ['queued'], 'running');
     await store.transition(A, job.job_id, ['running'], 'completed', { result: evalResult() });
     await store.putBaseline(A, { evalSetId: 'set-a', name: 'main', jobId: job.job_id });
-    await expect(h().sql('DELETE FROM agent_runtime_eval_set_revisions')).rejects.toMatchObject({ code: '23001', constraint: 'agent_runtime_eval_job_set_fkey' });
-    await expect(h().sql('DELETE FROM agent_runtime_eval_jobs')).rejects.toMatchObject({ code: '23001', constraint: 'agent_runtime_eval_baseline_job_fkey' });
+    await expect(h().sql('DELETE FROM agent_runtime_eval_set_revisions')).rejects.toMatchObject({ code: expect.stringMatching(RESTRICT_VIOLATION), constraint: 'agent_runtime_eval_job_set_fkey' });
+    await expect(h().sql('DELETE FROM agent_runtime_eval_jobs')).rejects.toMatchObject({ code: expect.stringMatching(RESTRICT_VIOLATION), constraint: 'agent_runtime_eval_baseline_job_fkey' });
     await expect(h().sql(`INSERT INTO agent_runtime_eval_baselines VALUES ('app-a', 'set-a', 'x', 'eval-${'0'.repeat(32)}', 1, 1)`)).rejects.toMatchObject({ code: '23503' });
   });
 
