@@ -3,12 +3,15 @@ import { InvocationLedger1764500000000 } from './1764500000000-invocation-ledger
 import { PolicyAuditHeadGuard1764600000000 } from './1764600000000-policy-audit-head-guard';
 import { RunnerSessions1764700000000 } from './1764700000000-runner-sessions';
 import { EvaluationStore1764800000000 } from './1764800000000-evaluation-store';
+import { RuntimeArtifacts1764900000000 } from './1764900000000-runtime-artifacts';
+import { RuntimeMemory1764900000001 } from './1764900000001-runtime-memory';
+import { MemoryOutbox1764900000002 } from './1764900000002-memory-outbox';
 
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -29,4 +32,7 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   EvaluationStore1764800000000: {
     tables: ['agent_runtime_eval_set_revisions', 'agent_runtime_eval_jobs', 'agent_runtime_eval_baselines', 'agent_runtime_eval_usage', 'agent_runtime_eval_identity'],
   },
+  RuntimeArtifacts1764900000000: { tables: ['agent_runtime_artifacts', 'agent_runtime_artifact_heads'] },
+  RuntimeMemory1764900000001: { tables: ['agent_runtime_memory_entries', 'agent_runtime_memory_erasure_epochs'] },
+  MemoryOutbox1764900000002: { tables: ['agent_runtime_memory_outbox_jobs', 'agent_runtime_memory_outbox_usage'] },
 });

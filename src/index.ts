@@ -5,6 +5,7 @@ export * from './ledger';
 export * from './runner';
 export * from './trace';
 export * from './evaluation';
+export * from './services';
 export * from './database';
 export * from './health';
 export { AdmissionHealthIndicator } from './admission/admission.health';

@@ -17,6 +17,8 @@ import { referenceAdmissionConfig, referencePolicySpec } from './reference-confi
 import { PolicyDemoController } from './policy-demo.controller';
 import { RuntimePolicyModule } from '../policy/runtime-policy.module';
 import { RunsModule } from '../runner/runs.module';
+import { RuntimeServicesModule } from '../services/runtime-services.module';
+import { ReferenceGenerationListener } from './reference-generation-listener';
 import { REFERENCE_APP_NAME, REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
@@ -53,12 +55,13 @@ export class ReferenceAppModule {
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
         TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
+        RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
         RunsModule.forRootAsync(referenceRunsOptions),
         // no authentication here: every caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
-      providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
+      providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ReferenceGenerationListener, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
     };
   }
 }

@@ -1,12 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { DataSource } from 'typeorm';
 import { AdmissionController } from '../admission/admission-controller';
 import { InvocationLedger } from '../ledger/invocation-ledger';
 import { AuditSink } from '../policy/audit-log/audit-sink';
 import { RuntimePolicy } from '../policy/runtime-policy';
-import { PostgresSessionService } from '../runner/postgres-session-service';
 import { Runner } from '../runner/runner';
+import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-supervisor';
+import type { GenerationRunnerSpec } from '../services/bundle/service-generation';
 import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs.module';
 import { helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
@@ -21,43 +21,60 @@ export const REFERENCE_APP_NAME = 'reference';
  */
 export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
 
-/**
- * The reference service's runners, one per agent, wired as an application would: the module's
- * admission controller (queueing), runtime policy and Postgres audit log, the ledger for
- * `durable: true` runs, and sessions on the same Postgres.
- */
+/** The reference service's runners, built on the bundle's current generation (see {@link referenceRunnerBuilder}). */
 export const referenceRunsOptions: RunsModuleAsyncOptions = {
-  inject: [AdmissionController, RuntimePolicy, AuditSink, InvocationLedger, DataSource, EventEmitter2, TraceStore],
+  inject: [AdmissionController, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
   useFactory: async (
     admission: AdmissionController,
     policy: RuntimePolicy,
     auditSink: AuditSink,
     ledger: InvocationLedger,
-    dataSource: DataSource,
+    services: RuntimeServiceSupervisor,
     events: EventEmitter2,
     traceStore: TraceStore | null,
   ) => {
-    const sessionService = new PostgresSessionService(dataSource);
-    await sessionService.start();
-    const logger = new Logger('Runner');
+    // the bundle's first generation may still be starting (module init order): wait for it
+    await services.start();
+    const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, events, traceStore });
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-    const agents = [helperAgent, helperDraftAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
-    const runners = agents.map(
+    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace } };
+  },
+};
+
+/** What every reference Runner shares besides the bundle's services. */
+interface ReferenceRunnerParts {
+  readonly admission: AdmissionController;
+  readonly policy: RuntimePolicy;
+  readonly auditSink: AuditSink;
+  readonly ledger: InvocationLedger;
+  readonly events: EventEmitter2;
+  readonly traceStore: TraceStore | null;
+}
+
+/**
+ * The reference runners, one per agent, on a bundle generation's services (sessions, artifacts,
+ * memory and the memory-ingestion plugin) with the module's admission controller (queueing),
+ * runtime policy, Postgres audit log and the ledger for `durable: true` runs.
+ */
+export function referenceRunnerBuilder(parts: ReferenceRunnerParts): (spec: GenerationRunnerSpec) => Runner[] {
+  const logger = new Logger('Runner');
+  const trace = parts.traceStore === null ? {} : { traceStore: { store: parts.traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
+  const agents = [helperAgent, helperDraftAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
+  return (spec) =>
+    agents.map(
       (agent) =>
         new Runner({
+          ...spec.runnerOptions,
           appName: REFERENCE_APP_NAME,
           agent,
-          sessionService,
-          admission: { controller: admission },
-          runtimePolicy: policy,
-          auditSink,
-          ledger,
-          events,
+          admission: { controller: parts.admission },
+          runtimePolicy: parts.policy,
+          auditSink: parts.auditSink,
+          ledger: parts.ledger,
+          events: parts.events,
           logger,
           runTimeoutMs: 120_000,
           ...trace,
         }),
     );
-    return { runners, registry: { ...trace } };
-  },
-};
+}

@@ -1,6 +1,7 @@
 import type { Content, JsonObject, JsonValue } from './content.types';
 import type { Model, ModelRequest, ModelResponse, ToolDeclaration } from './model.types';
 import type { NewSessionEvent } from './session.types';
+import type { ToolArtifacts, ToolMemory } from './tool-services';
 
 /** What every callback and tool sees of the invocation (spec 03 §2). `state` is a frozen snapshot. */
 export interface ReadonlyContext {
@@ -25,6 +26,10 @@ export interface ToolContext extends ReadonlyContext {
   /** `<invocation id>:<call id>`, stable across a resume: make side effects idempotent with it. */
   readonly idempotencyKey: string;
   readonly confirmation?: ConfirmationDecision;
+  /** The session's artifacts, when the Runner has an `artifactService` (spec 03 §13). */
+  readonly artifacts?: ToolArtifacts;
+  /** The user's memory, when the Runner has a `memoryService` (spec 03 §13). */
+  readonly memory?: ToolMemory;
 }
 
 /** Whether a call needs a human's confirmation: a fixed answer or a predicate of the arguments. */

@@ -45,3 +45,4 @@ export type { RunStore } from './run-store';
 export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs.module';
 export type { ResolveUserId, RunsModuleOptions } from './runs-module-options';
 export { RunsHealthIndicator } from './runs.health';
+export type { ToolArtifacts, ToolMemory } from './tool-services';

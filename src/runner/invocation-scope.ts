@@ -1,6 +1,7 @@
 import { randomId } from '../shared/random-id';
 import { isValidId } from '../shared/id-rule';
 import type { ReadonlyContext, ToolContext, ConfirmationDecision } from './agent.types';
+import { toolArtifacts, toolMemory } from './tool-services';
 import type { JsonObject } from './content.types';
 import { EventChannel } from './event-channel';
 import type { ResolvedRunnerOptions } from './runner-options';
@@ -93,7 +94,13 @@ export class InvocationScope {
 
   toolContext(agentName: string, callId: string, confirmation: ConfirmationDecision | undefined): ToolContext {
     const base = { ...this.context(agentName), callId, signal: this.signal, idempotencyKey: `${this.invocationId}:${callId}` };
-    return Object.freeze(confirmation === undefined ? base : { ...base, confirmation });
+    const { artifactService, memoryService } = this.options;
+    return Object.freeze({
+      ...base,
+      ...(confirmation === undefined ? {} : { confirmation }),
+      ...(artifactService === null ? {} : { artifacts: toolArtifacts(artifactService, this.ref, this.signal) }),
+      ...(memoryService === null ? {} : { memory: toolMemory(memoryService, this.ref, this.signal) }),
+    });
   }
 
   /** Calls the session service; its failures become `session_store_failed {operation}` unless typed. */

@@ -13,6 +13,7 @@ import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './agent-tree';
 import { RunnerError } from './runner.errors';
 import type { RunnerAdmissionController, RunnerLogger } from './runner.types';
+import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { SessionService } from './session.types';
 
 /** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
@@ -28,6 +29,8 @@ export interface ResolvedRunnerOptions {
   readonly root: CompiledAgent;
   readonly sessionService: SessionService;
   readonly plugins: readonly RunnerPlugin[];
+  readonly artifactService: ArtifactService | null;
+  readonly memoryService: MemoryService | null;
   readonly admission: ResolvedAdmission | null;
   readonly policy: RuntimePolicy | null;
   readonly auditSink: AuditSink | null;
@@ -72,6 +75,8 @@ const RULES = {
   events: hasMethods(['emit']),
   logger: hasMethods(['warn']),
   traceStore: isTraceStoreBinding,
+  artifactService: hasMethods(['saveArtifact', 'loadArtifact', 'listArtifactKeys', 'listVersions', 'deleteArtifact']),
+  memoryService: hasMethods(['addSessionToMemory', 'addEvents', 'searchMemory', 'eraseMemory']),
 };
 
 const ADMISSION_RULES = {
@@ -103,6 +108,8 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     events: (values.events as TelemetrySink | undefined) ?? null,
     logger: (values.logger as RunnerLogger | undefined) ?? null,
     trace: new TraceProducer((values.traceStore as TraceStoreBinding | undefined) ?? null),
+    artifactService: (values.artifactService as ArtifactService | undefined) ?? null,
+    memoryService: (values.memoryService as MemoryService | undefined) ?? null,
   });
 }
 

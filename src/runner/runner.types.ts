@@ -1,3 +1,4 @@
+import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { OverflowMode } from '../admission/admission-config';
 import type { AdmissionRequestOptions } from '../admission/admission-request';
 import type { Permit } from '../admission/permit';
@@ -59,6 +60,10 @@ export interface RunnerOptions {
   readonly traceStore?: TraceStoreBinding;
   /** Where ignored failures (a throwing `afterRunCallback`, release or toolset close) are reported, without content. @default none */
   readonly logger?: RunnerLogger;
+  /** Gives tools `ctx.artifacts`, scoped to the invocation's app, user and session (spec 03 §13). @default none */
+  readonly artifactService?: ArtifactService;
+  /** Gives tools `ctx.memory`, scoped to the invocation's app and user (spec 03 §13). @default none */
+  readonly memoryService?: MemoryService;
 }
 
 /** A sink for the Runner's content-free warnings; Nest's `Logger` fits. */

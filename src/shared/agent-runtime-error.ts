@@ -2,11 +2,11 @@
 export type ErrorDetailRecord = Readonly<Record<string, string | number | boolean | null>>;
 
 /**
- * A record of non-sensitive facts attached to an error: counts, limits, field names, codes, and
- * lists of flat records (which the message shows only as their count).
+ * A record of non-sensitive facts attached to an error: counts, limits (a range as `[min, max]`),
+ * field names, codes, and lists of flat records (which the message shows only as their count).
  */
 export type ErrorDetails = Readonly<
-  Record<string, string | number | boolean | null | readonly string[] | readonly ErrorDetailRecord[]>
+  Record<string, string | number | boolean | null | readonly string[] | readonly number[] | readonly ErrorDetailRecord[]>
 >;
 
 /**

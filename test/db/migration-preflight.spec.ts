@@ -69,6 +69,9 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
           missingRow('PolicyAuditHeadGuard1764600000000', 'missing row, functions present'),
           missingRow('RunnerSessions1764700000000'),
           missingRow('EvaluationStore1764800000000'),
+          missingRow('RuntimeArtifacts1764900000000'),
+          missingRow('RuntimeMemory1764900000001'),
+          missingRow('MemoryOutbox1764900000002'),
         ],
       },
     });

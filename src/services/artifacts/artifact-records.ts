@@ -1,0 +1,35 @@
+import { deepFreeze } from '../../json/json-copy';
+import type { JsonObject } from '../../json/json.types';
+import type { ArtifactRecord, ArtifactVersionInfo } from '../services.types';
+
+/** The frozen metadata of one version, in the spec's key order. */
+export function versionInfo(fields: {
+  readonly version: number;
+  readonly mime_type: string;
+  readonly size_bytes: number;
+  readonly sha256: string;
+  readonly custom_metadata: JsonObject;
+  readonly created_at_ms: number;
+}): ArtifactVersionInfo {
+  return Object.freeze({
+    version: fields.version,
+    mime_type: fields.mime_type,
+    size_bytes: fields.size_bytes,
+    sha256: fields.sha256,
+    custom_metadata: deepFreeze(fields.custom_metadata),
+    created_at_ms: fields.created_at_ms,
+  });
+}
+
+/** The frozen record of a load (spec 07 §1.2): the version's metadata and its bytes (which a typed array cannot freeze). */
+export function artifactRecord(info: ArtifactVersionInfo, data: Uint8Array): ArtifactRecord {
+  return Object.freeze({
+    version: info.version,
+    data,
+    mime_type: info.mime_type,
+    size_bytes: info.size_bytes,
+    sha256: info.sha256,
+    custom_metadata: info.custom_metadata,
+    created_at_ms: info.created_at_ms,
+  });
+}

@@ -1,0 +1,196 @@
+import { inspect } from 'node:util';
+import { InMemorySessionService } from '../../runner/in-memory-session-service';
+import type { SessionService } from '../../runner/session.types';
+import { systemClock, type Clock } from '../../shared/clock';
+import type { CompiledServiceProfile, RuntimeServiceProfile } from '../profile/service-profile';
+import { RuntimeServiceError } from '../runtime-service.errors';
+import type { GenerationRunnerSpec, GenerationServices, ServiceGeneration } from './service-generation';
+
+/** First pause before a new generation after a fault; it doubles up to {@link MAX_RESTART_DELAY_MS}. */
+export const FIRST_RESTART_DELAY_MS = 100;
+export const MAX_RESTART_DELAY_MS = 5000;
+/** More faults than this within {@link FAULT_WINDOW_MS} leave the supervisor `failed`. */
+export const MAX_FAULTS_IN_WINDOW = 5;
+export const FAULT_WINDOW_MS = 10_000;
+
+/** Lifecycle of the supervisor. */
+export type SupervisorState = 'created' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped' | 'disabled';
+
+/** The runner spec of the `disabled` profile: sessions in memory, no bundle. */
+export interface DisabledRunnerSpec {
+  readonly profile: 'disabled';
+  readonly runnerOptions: { readonly sessionService: SessionService };
+}
+
+/** Builds generation `n` of the profile (new objects every time). */
+export type GenerationFactory = (generation: number, onFault: (reason: string, details: Readonly<Record<string, string>>) => void) => ServiceGeneration;
+
+/**
+ * The one supervisor of a `RuntimeServicesModule` (spec 07 §5): it runs one generation at a time,
+ * and after a fault starts a new one (generation + 1, new objects) after 100 ms doubling to 5 s;
+ * more than 5 faults within 10 s leave it `failed` until `restart()`. It never falls back to an
+ * in-memory service. `onGeneration` tells the app each generation that reaches `running`, so it
+ * can rebuild its Runners from the new spec.
+ */
+export class RuntimeServiceSupervisor {
+  #state: SupervisorState;
+  #current: ServiceGeneration | null = null;
+  #number = 0;
+  #faults: number[] = [];
+  #delayMs = FIRST_RESTART_DELAY_MS;
+  #timer: unknown = undefined;
+  #firstStart: Promise<void> | null = null;
+  readonly #listeners = new Set<(generation: ServiceGeneration) => void>();
+  readonly #clock: Clock;
+  readonly #disabledSpec: DisabledRunnerSpec;
+
+  constructor(
+    private readonly compiled: CompiledServiceProfile,
+    private readonly build: GenerationFactory,
+    deps: { readonly clock?: Clock } = {},
+  ) {
+    this.#clock = deps.clock ?? systemClock;
+    this.#state = compiled.profile === 'disabled' ? 'disabled' : 'created';
+    this.#disabledSpec = Object.freeze({ profile: 'disabled', runnerOptions: Object.freeze({ sessionService: new InMemorySessionService() }) });
+  }
+
+  get profile(): RuntimeServiceProfile {
+    return this.compiled.profile;
+  }
+
+  get state(): SupervisorState {
+    return this.#state;
+  }
+
+  /** Starts the first generation (once; later calls wait for the same start); its failure rejects (the app does not start). */
+  start(): Promise<void> {
+    if (this.#state === 'created') {
+      this.#state = 'starting';
+      this.#firstStart = this.#startGeneration().catch((error: unknown) => {
+        this.#state = 'failed';
+        throw error;
+      });
+    }
+    // a second caller (a Runner factory that needs the spec before the module's init) waits for the same start
+    return this.#firstStart ?? Promise.resolve();
+  }
+
+  /** The running generation; `runtime_service_bundle_unavailable` when none runs. */
+  current(): ServiceGeneration {
+    const current = this.#current;
+    if (current === null || current.state !== 'running') throw new RuntimeServiceError('runtime_service_bundle_unavailable', { state: this.#state });
+    return current;
+  }
+
+  /** The running generation's services (synchronous). */
+  services(): GenerationServices {
+    return this.current().services();
+  }
+
+  /** The Runner options of the running generation; `runtime_service_profile_mismatch` when `expectedProfile` differs. */
+  runnerSpec(expectedProfile?: RuntimeServiceProfile): GenerationRunnerSpec | DisabledRunnerSpec {
+    if (expectedProfile !== undefined && expectedProfile !== this.compiled.profile) {
+      throw new RuntimeServiceError('runtime_service_profile_mismatch', { expected: expectedProfile, actual: this.compiled.profile });
+    }
+    if (this.compiled.profile === 'disabled') return this.#disabledSpec;
+    return this.current().runnerSpec();
+  }
+
+  /** Calls `listener` for every generation that reaches `running` (also the current one, at once); returns the unsubscribe. */
+  onGeneration(listener: (generation: ServiceGeneration) => void): () => void {
+    this.#listeners.add(listener);
+    if (this.#current?.state === 'running') this.#tell(listener, this.#current);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Stops the current generation and starts a new one (also out of `failed`). */
+  async restart(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'disabled') return;
+    this.#clearTimer();
+    this.#faults = [];
+    this.#delayMs = FIRST_RESTART_DELAY_MS;
+    this.#state = 'restarting';
+    await this.#current?.stop();
+    try {
+      await this.#startGeneration();
+    } catch (error) {
+      this.#state = 'failed';
+      throw error;
+    }
+  }
+
+  /** Stops the current generation and the supervisor for good. */
+  async stop(): Promise<void> {
+    if (this.#state === 'disabled') return;
+    this.#state = 'stopped';
+    this.#clearTimer();
+    await this.#current?.stop();
+  }
+
+  /** The running generation's status record, or the supervisor's state when none runs. */
+  status(): Readonly<Record<string, unknown>> {
+    const current = this.#current;
+    if (current !== null && current.state === 'running') return current.status();
+    return Object.freeze({ schema_version: 1, status: this.#state, profile: this.compiled.profile, generation: this.#number });
+  }
+
+  toJSON(): Readonly<Record<string, unknown>> {
+    return this.status();
+  }
+
+  [inspect.custom](): string {
+    return `RuntimeServiceSupervisor ${inspect(this.status())}`;
+  }
+
+  async #startGeneration(): Promise<void> {
+    this.#number += 1;
+    const generation = this.build(this.#number, (reason) => this.#onFault(generation, reason));
+    this.#current = generation;
+    await generation.start();
+    if (this.#state === 'stopped') {
+      await generation.stop();
+      return;
+    }
+    this.#state = 'running';
+    for (const listener of this.#listeners) this.#tell(listener, generation);
+  }
+
+  #onFault(generation: ServiceGeneration, _reason: string): void {
+    if (generation !== this.#current || this.#state === 'stopped') return;
+    const now = this.#clock.monotonicNow();
+    this.#faults = [...this.#faults.filter((at) => now - at < FAULT_WINDOW_MS), now];
+    if (this.#faults.length > MAX_FAULTS_IN_WINDOW) {
+      this.#state = 'failed';
+      return;
+    }
+    this.#state = 'restarting';
+    const delay = this.#delayMs;
+    this.#delayMs = Math.min(this.#delayMs * 2, MAX_RESTART_DELAY_MS);
+    this.#timer = this.#clock.setTimer(() => void this.#restartAfterFault(), delay);
+  }
+
+  async #restartAfterFault(): Promise<void> {
+    this.#timer = undefined;
+    if (this.#state !== 'restarting') return;
+    try {
+      await this.#startGeneration();
+      this.#delayMs = FIRST_RESTART_DELAY_MS;
+    } catch {
+      // a generation that cannot start counts as one more fault
+      if (this.#current !== null) this.#onFault(this.#current, 'start_failed');
+    }
+  }
+
+  #tell(listener: (generation: ServiceGeneration) => void, generation: ServiceGeneration): void {
+    try {
+      listener(generation);
+    } catch {
+      // a throwing listener is the application's problem, never the supervisor's
+    }
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,312 @@
+import type { DataSource } from 'typeorm';
+import { poolOf } from '../../database/postgres-pool';
+import { assertSchema } from '../../database/schema-validator';
+import type { TableSpec } from '../../database/table-spec';
+import type { RunnerPlugin } from '../../runner/agent.types';
+import type { SessionService } from '../../runner/session.types';
+import { systemClock, type Clock } from '../../shared/clock';
+import { within } from '../../shared/timeout';
+import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
+import { RuntimeServiceError } from '../runtime-service.errors';
+import type { ArtifactService, ComponentCapabilities, MemoryService } from '../services.types';
+import type { CompiledServiceProfile } from '../profile/service-profile';
+import { GenerationGuard } from './generation-guard';
+import { generationSessionService } from './generation-session-service';
+import { memoryIngestionPlugin } from './memory-ingestion-plugin';
+import { routedArtifactService, routedMemoryService } from './routed-services';
+import type { GenerationComponents, OutboxComponent, RoutedComponent } from './generation-components';
+
+/** How long a probe step may take before the dependency counts as unavailable (spec 07 §5). */
+export const PROBE_TIMEOUT_MS = 1000;
+
+/** Lifecycle of one generation. */
+export type GenerationState = 'starting' | 'running' | 'stopped';
+
+/** Start stages in order (spec 07 §5). */
+export type GenerationStage = 'schema' | 'session' | 'artifact' | 'memory' | 'memory_outbox' | 'durable_health';
+
+/** What a generation hands out (spec 07 §5 `services()`). */
+export interface GenerationServices {
+  readonly profile: 'ephemeral_local' | 'durable_local';
+  readonly generation: number;
+  readonly sessionService: SessionService;
+  readonly artifactService: ArtifactService;
+  readonly memoryService: MemoryService;
+  readonly memoryOutbox?: OutboxComponent;
+}
+
+/** What a Runner of this generation is built from (spec 07 §5 `runnerSpec()`). */
+export interface GenerationRunnerSpec {
+  readonly profile: 'ephemeral_local' | 'durable_local';
+  readonly generation: number;
+  readonly runnerOptions: {
+    readonly sessionService: SessionService;
+    readonly artifactService: ArtifactService;
+    readonly memoryService: MemoryService;
+    readonly plugins: readonly RunnerPlugin[];
+  };
+  readonly artifactService: ArtifactService;
+  readonly memoryService: MemoryService;
+  readonly memoryIngestion?: { readonly mode: 'durable'; readonly adapterId: string; readonly maxAttempts: number; readonly outbox: OutboxComponent };
+}
+
+/** Dependencies of a generation. */
+export interface GenerationDeps {
+  readonly dataSource?: DataSource;
+  readonly clock?: Clock;
+  readonly events?: TelemetrySink;
+  /** Told once when the running generation stops on a fault, with the stop reason and its details. */
+  readonly onFault?: (reason: string, details: Readonly<Record<string, string>>) => void;
+}
+
+type Compiled = Extract<CompiledServiceProfile, { routing: unknown }>;
+
+/**
+ * One generation of the runtime service bundle (spec 07 §5): every component of one start,
+ * started stage by stage, failing and stopping as a whole. Nothing it handed out survives it:
+ * services, session service, runner specs reject with `runtime_service_generation_stale` once it
+ * stopped. The shared DataSource is never closed here.
+ */
+export class ServiceGeneration {
+  readonly guard: GenerationGuard;
+  #state: GenerationState = 'starting';
+  #stopReason: string | null = null;
+  #probeTimer: unknown = undefined;
+  #poolErrors = 0;
+  #unwatchPool: (() => void) | null = null;
+  #started: Array<() => Promise<void>> = [];
+  #services: GenerationServices | null = null;
+  readonly #clock: Clock;
+
+  constructor(
+    readonly generation: number,
+    private readonly compiled: Compiled,
+    private readonly components: GenerationComponents,
+    private readonly deps: GenerationDeps = {},
+  ) {
+    this.guard = new GenerationGuard(generation);
+    this.#clock = deps.clock ?? systemClock;
+  }
+
+  get state(): GenerationState {
+    return this.#state;
+  }
+
+  get stopReason(): string | null {
+    return this.#stopReason;
+  }
+
+  /** Runs the start stages in order; a failure stops what started (reverse order) and rejects `runtime_service_bundle_start_failed {stage, reason}`. */
+  async start(): Promise<void> {
+    const durable = this.compiled.profile === 'durable_local';
+    const { session, artifact, memory, outbox } = this.components;
+    try {
+      if (durable) await this.#stage('schema', () => this.#assertTables());
+      await this.#stage('session', async () => {
+        await session.start?.();
+      });
+      await this.#stage('artifact', () => this.#startRouted(artifact, 'artifact'));
+      await this.#stage('memory', () => this.#startRouted(memory, 'memory'));
+      if (durable && outbox !== null) await this.#stage('memory_outbox', () => this.#startOutbox(outbox));
+      if (durable) await this.#stage('durable_health', () => this.#firstProbe());
+    } catch (error) {
+      await this.#stopComponents();
+      this.#state = 'stopped';
+      this.guard.stop();
+      throw error;
+    }
+    const guard = this.guard;
+    const artifactService = routedArtifactService(artifact.router, artifact.adapter, guard);
+    const memoryService = routedMemoryService(memory.router, memory.adapter, guard);
+    this.#services = Object.freeze({
+      profile: this.compiled.profile,
+      generation: this.generation,
+      sessionService: generationSessionService(session.service, guard),
+      artifactService,
+      memoryService,
+      ...(outbox === null ? {} : { memoryOutbox: outbox }),
+    });
+    this.#state = 'running';
+    if (durable) {
+      this.#watchPoolErrors();
+      this.#scheduleProbe();
+    }
+    this.#emit('started', null);
+  }
+
+  /** The generation's services; `runtime_service_generation_stale` once stopped. */
+  services(): GenerationServices {
+    this.guard.check();
+    if (this.#services === null) throw new RuntimeServiceError('runtime_service_bundle_unavailable');
+    return this.#services;
+  }
+
+  /** The Runner options of this generation (spread into `new Runner({...})`) and the ingestion plugin. */
+  runnerSpec(): GenerationRunnerSpec {
+    const services = this.services();
+    const outbox = services.memoryOutbox;
+    const plugin = memoryIngestionPlugin(
+      services.sessionService,
+      outbox === undefined
+        ? { mode: 'direct', memory: services.memoryService }
+        : { mode: 'outbox', enqueue: (job) => this.guard.run(() => outbox.enqueue(job)).catch(() => Promise.reject(new RuntimeServiceError('memory_outbox_runtime_required'))) },
+    );
+    return Object.freeze({
+      profile: services.profile,
+      generation: this.generation,
+      runnerOptions: Object.freeze({ sessionService: services.sessionService, artifactService: services.artifactService, memoryService: services.memoryService, plugins: Object.freeze([plugin]) }),
+      artifactService: services.artifactService,
+      memoryService: services.memoryService,
+      ...(outbox === undefined ? {} : { memoryIngestion: Object.freeze({ mode: 'durable' as const, adapterId: outbox.adapterId, maxAttempts: outbox.defaultMaxAttempts, outbox }) }),
+    });
+  }
+
+  /** Stops the generation (spec 07 §5 "after a stop"): components in reverse order, every reference stale. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#state = 'stopped';
+    this.guard.stop();
+    await this.#stopComponents();
+    this.#emit('stopped', this.#stopReason);
+  }
+
+  /** Counts an ordinary pool `'error'` of an idle client: logged and counted, never fatal (the next probe decides). */
+  countPoolError(): void {
+    this.#poolErrors += 1;
+  }
+
+  /** The status record (spec 07 §5), from memory: never waits on the database. */
+  status(): Record<string, unknown> {
+    const durable = this.compiled.profile === 'durable_local';
+    const { artifact, memory, outbox } = this.components;
+    return Object.freeze({
+      schema_version: 1,
+      status: this.#state,
+      profile: this.compiled.profile,
+      generation: this.generation,
+      durability: durable ? 'durable' : 'ephemeral',
+      session_service: durable ? 'postgres' : 'in_memory',
+      artifact: componentStatus(artifact),
+      memory: componentStatus(memory),
+      memory_outbox: outbox === null ? 'disabled' : (outbox.lastHealth() ?? { status: 'unavailable' }),
+      pool_errors: this.#poolErrors,
+      restart_semantics: 'atomic_generation_fail_stop',
+      ...(this.#stopReason === null ? {} : { stop_reason: this.#stopReason }),
+    });
+  }
+
+  /** A fault of a running generation (spec 07 §5 table): it stops as a whole and tells its supervisor. */
+  fail(reason: string, details: Readonly<Record<string, string>>): void {
+    if (this.#state !== 'running') return;
+    this.#stopReason = reason;
+    void this.stop().finally(() => this.deps.onFault?.(reason, details));
+  }
+
+  async #stage(stage: GenerationStage, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      const reason = RuntimeServiceError.isRuntimeServiceError(error) || isCoded(error) ? reasonOf(error) : 'runtime_service_dependency_unavailable';
+      throw new RuntimeServiceError('runtime_service_bundle_start_failed', { stage, reason });
+    }
+  }
+
+  async #assertTables(): Promise<void> {
+    const dataSource = this.deps.dataSource;
+    if (dataSource === undefined) throw new RuntimeServiceError('runtime_service_dependency_unavailable');
+    const specs: TableSpec[] = [...this.components.tableSpecs];
+    await assertSchema(dataSource, specs, {}, (mismatches) => Object.assign(new RuntimeServiceError('runtime_service_bundle_start_failed', { stage: 'schema', reason: 'schema_mismatch' }), { mismatches }));
+  }
+
+  async #startRouted(component: RoutedComponent, kind: 'artifact' | 'memory'): Promise<void> {
+    if (component.adapter.id !== component.expectedAdapterId) throw new RuntimeServiceError('runtime_service_bundle_start_failed', { stage: kind, reason: 'component_adapter_mismatch' });
+    await component.adapter.start?.();
+    this.#started.push(() => component.adapter.close());
+    await component.router.start();
+    this.#started.push(() => component.router.stop(() => this.guard.staleError()));
+  }
+
+  async #startOutbox(outbox: OutboxComponent): Promise<void> {
+    const capabilities: ComponentCapabilities = this.components.memory.adapter.capabilities;
+    if (typeof capabilities.contract_version !== 'number' || capabilities.contract_version < 2 || !capabilities.idempotent_ingestion || !capabilities.incremental_events || !capabilities.erasure_epoch_fencing) {
+      throw new RuntimeServiceError('runtime_service_bundle_start_failed', { stage: 'memory_outbox', reason: 'memory_outbox_requires_fenced_idempotent_v2_adapter' });
+    }
+    outbox.onDied?.(() => this.fail('runtime_service_child_down', { component: 'memory_outbox' }));
+    await outbox.start();
+    this.#started.push(() => outbox.stop());
+  }
+
+  async #firstProbe(): Promise<void> {
+    const failure = await this.#probe();
+    if (failure !== null) throw new RuntimeServiceError('runtime_service_dependency_unavailable', { dependency: failure });
+  }
+
+  /** One probe: the DataSource answers `SELECT 1` and the outbox is ready, each within 1000 ms; the failing dependency, else null. */
+  async #probe(): Promise<'postgres' | 'memory_outbox' | 'destroyed' | null> {
+    const dataSource = this.deps.dataSource;
+    if (dataSource === undefined || !dataSource.isInitialized) return 'destroyed';
+    const ok = await within(dataSource.query('SELECT 1'), PROBE_TIMEOUT_MS, this.#clock).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) return 'postgres';
+    const outbox = this.components.outbox;
+    if (outbox !== null) {
+      const health = await within(outbox.health(), PROBE_TIMEOUT_MS, this.#clock).catch(() => null);
+      if (health === null || health.status !== 'ready') return 'memory_outbox';
+    }
+    return null;
+  }
+
+  #scheduleProbe(): void {
+    this.#probeTimer = this.#clock.setTimer(() => void this.#periodicProbe(), this.compiled.probeIntervalMs);
+  }
+
+  async #periodicProbe(): Promise<void> {
+    this.#probeTimer = undefined;
+    if (this.#state !== 'running') return;
+    const failure = await this.#probe();
+    if (this.#state !== 'running') return;
+    if (failure === 'destroyed') this.fail('runtime_service_dependency_down', { dependency: 'postgres' });
+    else if (failure !== null) this.fail('runtime_service_dependency_unavailable', { dependency: failure });
+    else this.#scheduleProbe();
+  }
+
+  /** An idle client's `'error'` is counted, never fatal: the next probe decides (spec 07 §5). */
+  #watchPoolErrors(): void {
+    const pool = poolOf(this.deps.dataSource) as unknown as { on(event: 'error', listener: () => void): unknown; removeListener(event: 'error', listener: () => void): unknown } | null;
+    if (pool === null) return;
+    const listener = () => this.countPoolError();
+    pool.on('error', listener);
+    this.#unwatchPool = () => pool.removeListener('error', listener);
+  }
+
+  async #stopComponents(): Promise<void> {
+    this.#unwatchPool?.();
+    this.#unwatchPool = null;
+    if (this.#probeTimer !== undefined) this.#clock.clearTimer(this.#probeTimer);
+    this.#probeTimer = undefined;
+    // outbox → memory → artifact: the reverse of the start order
+    for (const stop of this.#started.splice(0).reverse()) await stop().catch(() => undefined);
+  }
+
+  #emit(event: 'started' | 'stopped', reason: string | null): void {
+    if (this.deps.events === undefined) return;
+    emitSafely(this.deps.events, 'agent_runtime.services.generation', { event, generation: this.generation, profile: this.compiled.profile, reason });
+  }
+}
+
+function componentStatus(component: RoutedComponent): Readonly<Record<string, unknown>> {
+  return Object.freeze({ ...component.router.status(), adapter: component.adapter.id, capabilities: component.adapter.capabilities });
+}
+
+function isCoded(error: unknown): error is { code: string } {
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string';
+}
+
+/** The reason a failed stage reports: a start failure's own reason, else the error's code. */
+function reasonOf(error: { code: string; details?: unknown }): string {
+  const details = error.details as { reason?: unknown } | undefined;
+  if (error.code === 'runtime_service_bundle_start_failed' && typeof details?.reason === 'string') return details.reason;
+  return /^[a-z][a-z0-9_]{0,63}$/.test(error.code) ? error.code : 'runtime_service_dependency_unavailable';
+}

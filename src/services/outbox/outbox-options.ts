@@ -1,0 +1,181 @@
+import type { OptionRules } from '../../shared/option-reader';
+import { integerIn, isBoolean } from '../../shared/option-rules';
+import { isPlainObject } from '../../shared/plain-object';
+import { readStrictOptions } from '../../shared/strict-options';
+import { RuntimeServiceError } from '../runtime-service.errors';
+
+/** Options of the processor loop. */
+export interface MemoryOutboxProcessorOptions {
+  /** Deliveries in flight at once per outbox instance, 1..64. @default 4 */
+  concurrency?: number;
+}
+
+/** Options of the adapter registry. */
+export interface MemoryOutboxRegistryOptions {
+  /** How long `start()` waits for the first adapter registration, 1..600,000 ms. @default 5000 */
+  hydrationTimeoutMs?: number;
+}
+
+/**
+ * Options of the memory outbox (the `memoryOutbox` key of the durable profile, spec 07 §6.2).
+ * Unknown keys → `invalid_memory_outbox_config` (`details.keys`); a bad value →
+ * `invalid_memory_outbox_config` (`details.option`), except `pollIntervalMs`
+ * (`invalid_memory_outbox_poll_interval`) and the keys of `registry`
+ * (`invalid_memory_outbox_registry_options`).
+ */
+export interface MemoryOutboxOptions {
+  /** Active (pending, running, retry_wait) jobs of all scopes, 1..10,000,000. @default 10000 */
+  maxActiveGlobal?: number;
+  /** Active jobs of one memory scope, 1..10,000,000. @default 1000 */
+  maxActivePerScope?: number;
+  /** Event bytes (canonical JSON) of all active jobs, ≥ 1. @default 268435456 (256 MiB) */
+  maxActiveBytesGlobal?: number;
+  /** Event bytes of the active jobs of one scope, ≥ 1. @default 67108864 (64 MiB) */
+  maxActiveBytesPerScope?: number;
+  /** Events of one job, 1..100,000. @default 5000 */
+  maxEventsPerJob?: number;
+  /** Canonical JSON bytes of one event, 1..268,435,455. @default 262144 (256 KiB) */
+  maxEventBytes?: number;
+  /** Canonical JSON bytes of a job's event list, 1..268,435,455 (the largest `jsonb`). @default 16777216 (16 MiB) */
+  maxJobBytes?: number;
+  /** Cap of a job's `maxAttempts`, 1..10. @default 10 */
+  maxAttempts?: number;
+  /** Attempts of a job that names none, 1..`maxAttempts` (more → `memory_outbox_runner_max_attempts_exceeded`). @default 5 */
+  defaultMaxAttempts?: number;
+  /** First retry delay, 1..3,600,000 ms; doubles per attempt. @default 250 */
+  backoffBaseMs?: number;
+  /** Largest retry delay (before jitter), `backoffBaseMs`..86,400,000 ms. @default 30000 */
+  backoffMaxMs?: number;
+  /** Lease of a claimed job, 10..3,600,000 ms (database clock). @default 30000 */
+  leaseMs?: number;
+  /** Age after which terminal jobs are pruned, 0..2^53 − 1 ms. @default 604800000 (7 days) */
+  terminalRetentionMs?: number;
+  /** Active + terminal jobs the tables may hold (every active job reserves its terminal slot), 1..100,000,000. @default 100000 */
+  maxTerminalRecords?: number;
+  /** Terminal jobs one prune cycle deletes, 1..100,000. @default 1000 */
+  maxPruneBatch?: number;
+  /** Index entries one claim cycle examines, 1..100,000. @default 1000 */
+  maxClaimScan?: number;
+  /** Pause between processor cycles, 1..3,600,000 ms (0 → `invalid_memory_outbox_poll_interval`). @default 500 */
+  pollIntervalMs?: number;
+  /** How long `start()` waits for a first passing health check, 1..600,000 ms. @default 5000 */
+  startupTimeoutMs?: number;
+  /** Health requires a synchronous standby (`synchronous_standby_names` set, `synchronous_commit` waiting for it). @default false */
+  requireSynchronousStandby?: boolean;
+  /** @default {concurrency: 4} */
+  processor?: MemoryOutboxProcessorOptions;
+  /** @default {hydrationTimeoutMs: 5000} */
+  registry?: MemoryOutboxRegistryOptions;
+}
+
+/** Options with every default applied. */
+export interface ResolvedMemoryOutboxOptions {
+  readonly maxActiveGlobal: number;
+  readonly maxActivePerScope: number;
+  readonly maxActiveBytesGlobal: number;
+  readonly maxActiveBytesPerScope: number;
+  readonly maxEventsPerJob: number;
+  readonly maxEventBytes: number;
+  readonly maxJobBytes: number;
+  readonly maxAttempts: number;
+  readonly defaultMaxAttempts: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  readonly leaseMs: number;
+  readonly terminalRetentionMs: number;
+  readonly maxTerminalRecords: number;
+  readonly maxPruneBatch: number;
+  readonly maxClaimScan: number;
+  readonly pollIntervalMs: number;
+  readonly startupTimeoutMs: number;
+  readonly requireSynchronousStandby: boolean;
+  readonly processor: { readonly concurrency: number };
+  readonly registry: { readonly hydrationTimeoutMs: number };
+}
+
+/** The largest `jsonb` value Postgres stores. */
+const MAX_JSONB_BYTES = 2 ** 28 - 1;
+const MiB = 1024 * 1024;
+const isObject = (value: unknown): boolean => isPlainObject(value);
+
+const RULES: OptionRules<keyof MemoryOutboxOptions> = {
+  maxActiveGlobal: integerIn(1, 10_000_000),
+  maxActivePerScope: integerIn(1, 10_000_000),
+  maxActiveBytesGlobal: integerIn(1),
+  maxActiveBytesPerScope: integerIn(1),
+  maxEventsPerJob: integerIn(1, 100_000),
+  maxEventBytes: integerIn(1, MAX_JSONB_BYTES),
+  maxJobBytes: integerIn(1, MAX_JSONB_BYTES),
+  maxAttempts: integerIn(1, 10),
+  defaultMaxAttempts: integerIn(1, 10),
+  backoffBaseMs: integerIn(1, 3_600_000),
+  backoffMaxMs: integerIn(1, 86_400_000),
+  leaseMs: integerIn(10, 3_600_000),
+  terminalRetentionMs: integerIn(0),
+  maxTerminalRecords: integerIn(1, 100_000_000),
+  maxPruneBatch: integerIn(1, 100_000),
+  maxClaimScan: integerIn(1, 100_000),
+  pollIntervalMs: integerIn(1, 3_600_000),
+  startupTimeoutMs: integerIn(1, 600_000),
+  requireSynchronousStandby: isBoolean,
+  processor: isObject,
+  registry: isObject,
+};
+
+const PROCESSOR_RULES: OptionRules<keyof MemoryOutboxProcessorOptions> = { concurrency: integerIn(1, 64) };
+const REGISTRY_RULES: OptionRules<keyof MemoryOutboxRegistryOptions> = { hydrationTimeoutMs: integerIn(1, 600_000) };
+
+/**
+ * Validates the `memoryOutbox` options (spec 07 §6.2) and applies the defaults. `undefined` is
+ * all defaults. Checked after every option passes its rule: `backoffMaxMs` ≥ `backoffBaseMs`
+ * (else `invalid_memory_outbox_config`, `option: 'backoffMaxMs'`) and `defaultMaxAttempts` ≤
+ * `maxAttempts` (else `memory_outbox_runner_max_attempts_exceeded`).
+ */
+export function resolveMemoryOutboxOptions(value: unknown): ResolvedMemoryOutboxOptions {
+  const o = readStrictOptions(value, RULES, 'memoryOutbox', {
+    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_config', { keys }),
+    invalid: (option) =>
+      option === 'pollIntervalMs'
+        ? new RuntimeServiceError('invalid_memory_outbox_poll_interval', { option })
+        : option === 'registry'
+          ? new RuntimeServiceError('invalid_memory_outbox_registry_options', { option })
+          : new RuntimeServiceError('invalid_memory_outbox_config', { option }),
+  }) as MemoryOutboxOptions;
+  const processor = readStrictOptions(o.processor, PROCESSOR_RULES, 'processor', {
+    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_config', { option: 'processor', keys }),
+    invalid: (option) => new RuntimeServiceError('invalid_memory_outbox_config', { option: option === 'processor' ? option : `processor.${option}` }),
+  }) as MemoryOutboxProcessorOptions;
+  const registry = readStrictOptions(o.registry, REGISTRY_RULES, 'registry', {
+    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_registry_options', { keys }),
+    invalid: (option) => new RuntimeServiceError('invalid_memory_outbox_registry_options', { option }),
+  }) as MemoryOutboxRegistryOptions;
+  const maxAttempts = o.maxAttempts ?? 10;
+  const defaultMaxAttempts = o.defaultMaxAttempts ?? Math.min(5, maxAttempts);
+  if (defaultMaxAttempts > maxAttempts) throw new RuntimeServiceError('memory_outbox_runner_max_attempts_exceeded', { option: 'defaultMaxAttempts', max_attempts: maxAttempts });
+  const backoffBaseMs = o.backoffBaseMs ?? 250;
+  const backoffMaxMs = o.backoffMaxMs ?? Math.max(30_000, backoffBaseMs);
+  if (backoffMaxMs < backoffBaseMs) throw new RuntimeServiceError('invalid_memory_outbox_config', { option: 'backoffMaxMs' });
+  return Object.freeze({
+    maxActiveGlobal: o.maxActiveGlobal ?? 10_000,
+    maxActivePerScope: o.maxActivePerScope ?? 1000,
+    maxActiveBytesGlobal: o.maxActiveBytesGlobal ?? 256 * MiB,
+    maxActiveBytesPerScope: o.maxActiveBytesPerScope ?? 64 * MiB,
+    maxEventsPerJob: o.maxEventsPerJob ?? 5000,
+    maxEventBytes: o.maxEventBytes ?? 256 * 1024,
+    maxJobBytes: o.maxJobBytes ?? 16 * MiB,
+    maxAttempts,
+    defaultMaxAttempts,
+    backoffBaseMs,
+    backoffMaxMs,
+    leaseMs: o.leaseMs ?? 30_000,
+    terminalRetentionMs: o.terminalRetentionMs ?? 7 * 24 * 60 * 60 * 1000,
+    maxTerminalRecords: o.maxTerminalRecords ?? 100_000,
+    maxPruneBatch: o.maxPruneBatch ?? 1000,
+    maxClaimScan: o.maxClaimScan ?? 1000,
+    pollIntervalMs: o.pollIntervalMs ?? 500,
+    startupTimeoutMs: o.startupTimeoutMs ?? 5000,
+    requireSynchronousStandby: o.requireSynchronousStandby ?? false,
+    processor: Object.freeze({ concurrency: processor.concurrency ?? 4 }),
+    registry: Object.freeze({ hydrationTimeoutMs: registry.hydrationTimeoutMs ?? 5000 }),
+  });
+}
