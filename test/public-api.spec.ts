@@ -44,6 +44,7 @@ const PACKAGE_EXPORTS = [
   'LedgerModule',
   'LocalEvalExecutor',
   'MEMORY_INGESTION_PLUGIN',
+  'MemoryOutbox',
   'OpenAICompatibleModel',
   'PostgresAuditLog',
   'PostgresEvalStore',

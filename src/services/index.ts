@@ -1,5 +1,7 @@
 export { RuntimeServicesModule, type RuntimeServicesModuleAsyncOptions, type RuntimeServicesModuleOptions, type RuntimeServicesOptionsFactory } from './runtime-services.module';
 export { RuntimeServicesHealthIndicator } from './runtime-services.health';
+export { MemoryOutbox } from './memory-outbox.provider';
+export type { OutboxEnqueueRequest, OutboxEnqueueResult, OutboxHealthRecord } from './outbox/outbox.types';
 export { RuntimeServiceSupervisor, type DisabledRunnerSpec, type SupervisorState } from './bundle/runtime-service-supervisor';
 export { createRuntimeServices, type RuntimeServicesDeps } from './bundle/runtime-services-factory';
 export type { GenerationRunnerSpec, GenerationServices, GenerationState, ServiceGeneration } from './bundle/service-generation';

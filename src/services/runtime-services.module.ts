@@ -8,6 +8,7 @@ import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 import { createRuntimeServices } from './bundle/runtime-services-factory';
 import { RuntimeServiceError } from './runtime-service.errors';
 import { RuntimeServicesHealthIndicator } from './runtime-services.health';
+import { MemoryOutbox } from './memory-outbox.provider';
 
 /** Injection token of the module options. */
 export const RUNTIME_SERVICES_MODULE_OPTIONS = Symbol('RUNTIME_SERVICES_MODULE_OPTIONS');
@@ -46,7 +47,8 @@ function supervisorProvider(declared: DeclaredOptions<'dataSourceName'>): Provid
 
 /**
  * Global module owning the runtime service bundle (spec 07): `RuntimeServiceSupervisor` (services,
- * runner specs, generations) and `RuntimeServicesHealthIndicator`. The profile is compiled when the
+ * runner specs, generations), `MemoryOutbox` (always the current generation's) and
+ * `RuntimeServicesHealthIndicator`. The profile is compiled when the
  * supervisor is built, the first generation starts in `onModuleInit` (its failure fails start-up),
  * and the bundle stops in the shutdown coordinator's `services` step.
  *
@@ -81,7 +83,7 @@ const runtimeServicesModule = moduleBuilder<Omit<RuntimeServicesModuleOptions, '
   invalid: (details) => new RuntimeServiceError('invalid_runtime_service_profile_config', details),
   metadata: (declared) => ({
     imports: [AgentRuntimeHealthModule],
-    providers: [supervisorProvider(declared), RuntimeServicesHealthIndicator],
-    exports: [RuntimeServiceSupervisor, RUNTIME_SERVICES_MODULE_OPTIONS, RuntimeServicesHealthIndicator],
+    providers: [supervisorProvider(declared), RuntimeServicesHealthIndicator, MemoryOutbox],
+    exports: [RuntimeServiceSupervisor, RUNTIME_SERVICES_MODULE_OPTIONS, RuntimeServicesHealthIndicator, MemoryOutbox],
   }),
 });

@@ -73,6 +73,21 @@ describe('the ephemeral profile (spec 07 §3, §5)', () => {
   });
 });
 
+describe('start stages (spec 07 §5)', () => {
+  it('an artifactRoot that does not exist fails stage artifact; a tampered table fails stage schema; nothing stays running', async () => {
+    const missing = createRuntimeServices('durable_local', { artifactRoot: '/nonexistent/agent-artifacts' }, { dataSource: await h().dataSource() });
+    supervisors.push(missing);
+    expect(await rejection(missing.start())).toMatchObject({ code: 'runtime_service_bundle_start_failed', details: { stage: 'artifact', reason: 'artifact_root_unavailable' } });
+    expect(missing.state).toBe('failed');
+    await h().sql('ALTER TABLE agent_runtime_memory_entries DROP COLUMN author');
+    const tampered = createRuntimeServices('durable_local', {}, { dataSource: await h().dataSource() });
+    supervisors.push(tampered);
+    const error = await rejection(tampered.start());
+    expect(error).toMatchObject({ code: 'runtime_service_bundle_start_failed', details: { stage: 'schema', reason: 'schema_mismatch' } });
+    expect(JSON.stringify((error as Error).message)).not.toContain('/nonexistent');
+  });
+});
+
 describe('the durable profile (spec 07 §2, §5, §6)', () => {
   it('artifact versions, memory entries and sessions survive a new generation; a job completes on attempt 1 and a run finds its memory', async () => {
     const first = await durable();

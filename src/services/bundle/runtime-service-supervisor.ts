@@ -27,7 +27,8 @@ export type GenerationFactory = (generation: number, onFault: (reason: string, d
 
 /**
  * The one supervisor of a `RuntimeServicesModule` (spec 07 §5): it runs one generation at a time,
- * and after a fault starts a new one (generation + 1, new objects) after 100 ms doubling to 5 s;
+ * and after a fault starts a new one (generation + 1, new objects) after 100 ms, doubling with each
+ * further fault within 10 s, at most 5 s;
  * more than 5 faults within 10 s leave it `failed` until `restart()`. It never falls back to an
  * in-memory service. `onGeneration` tells the app each generation that reaches `running`, so it
  * can rebuild its Runners from the new spec.
@@ -37,7 +38,6 @@ export class RuntimeServiceSupervisor {
   #current: ServiceGeneration | null = null;
   #number = 0;
   #faults: number[] = [];
-  #delayMs = FIRST_RESTART_DELAY_MS;
   #timer: unknown = undefined;
   #firstStart: Promise<void> | null = null;
   readonly #listeners = new Set<(generation: ServiceGeneration) => void>();
@@ -108,7 +108,6 @@ export class RuntimeServiceSupervisor {
     if (this.#state === 'stopped' || this.#state === 'disabled') return;
     this.#clearTimer();
     this.#faults = [];
-    this.#delayMs = FIRST_RESTART_DELAY_MS;
     this.#state = 'restarting';
     await this.#current?.stop();
     try {
@@ -164,8 +163,8 @@ export class RuntimeServiceSupervisor {
       return;
     }
     this.#state = 'restarting';
-    const delay = this.#delayMs;
-    this.#delayMs = Math.min(this.#delayMs * 2, MAX_RESTART_DELAY_MS);
+    // 100 ms for the first fault of the window, doubling with each further one, at most 5 s
+    const delay = Math.min(MAX_RESTART_DELAY_MS, FIRST_RESTART_DELAY_MS * 2 ** (this.#faults.length - 1));
     this.#timer = this.#clock.setTimer(() => void this.#restartAfterFault(), delay);
   }
 
@@ -174,7 +173,6 @@ export class RuntimeServiceSupervisor {
     if (this.#state !== 'restarting') return;
     try {
       await this.#startGeneration();
-      this.#delayMs = FIRST_RESTART_DELAY_MS;
     } catch {
       // a generation that cannot start counts as one more fault
       if (this.#current !== null) this.#onFault(this.#current, 'start_failed');
