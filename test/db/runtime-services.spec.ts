@@ -89,7 +89,7 @@ describe('start stages (spec 07 §5)', () => {
 });
 
 describe('the durable profile (spec 07 §2, §5, §6)', () => {
-  it('artifact versions, memory entries and sessions survive a new generation; a job completes on attempt 1 and a run finds its memory', async () => {
+  it('artifact versions, memory entries, sessions and a pending outbox job survive a new generation; a job completes on attempt 1 and a run finds its memory', async () => {
     const first = await durable();
     const gen1 = first.services();
     expect(await gen1.artifactService.saveArtifact({ ...USER, filename: 'plan.md', artifact: { data: bytes('v1'), mimeType: 'text/markdown' } })).toBe(1);
@@ -102,6 +102,10 @@ describe('the durable profile (spec 07 §2, §5, §6)', () => {
       return rows.length > 0 && rows.every((row) => row.phase === 'completed') ? rows : undefined;
     });
     expect(jobs.map((job) => job.attempts)).toEqual([1]);
+    // a job no adapter of this generation delivers stays pending
+    const events = await gen1.sessionService.listEvents({ ...USER, sessionId: 'ses-one' });
+    const pending = await gen1.memoryOutbox!.enqueue({ ...USER, baseJobId: 'ses-one:later', events: events.slice(0, 1), adapterId: 'later-memory-v1' });
+    expect(pending).toMatchObject({ phase: 'pending', created: true });
     await first.stop();
     await expect(gen1.artifactService.loadArtifact({ ...USER, filename: 'plan.md' })).rejects.toMatchObject({ code: 'runtime_service_generation_stale' });
 
@@ -111,10 +115,29 @@ describe('the durable profile (spec 07 §2, §5, §6)', () => {
     const latest = await gen2.artifactService.loadArtifact({ ...USER, filename: 'plan.md' });
     expect([latest?.version, Buffer.from(latest!.data).toString()]).toEqual([2, 'v2']);
     expect((await gen2.sessionService.listEvents({ ...USER, sessionId: 'ses-one' })).length).toBeGreaterThan(0);
+    const survived = await h().sql<{ phase: string }>('SELECT phase FROM agent_runtime_memory_outbox_jobs WHERE job_id = $1', [pending.job_id]);
+    expect(survived).toEqual([{ phase: 'pending' }]);
+    expect((await gen2.memoryOutbox!.health()).active_jobs).toBe(1);
     const spec2 = second.runnerSpec() as GenerationRunnerSpec;
     const result = (await drain(runnerOf(spec2).runAsync({ userId: USER.userId, sessionId: 'ses-two', message: 'staging database' }))) as { output?: { parts: Array<{ text?: string }> } };
     expect(result.output?.parts[0].text).toContain('orchid');
   }, 30_000);
+
+  it('one active scope with a 10 ms idle timeout: A, B, A all succeed with their data, by LRU reclamation', async () => {
+    const supervisor = await durable({ artifact: { maxActiveScopes: 1, idleScopeTimeoutMs: 10 } });
+    const { artifactService } = supervisor.services();
+    const scopes = [{ appName: 'lru', userId: 'a' }, { appName: 'lru', userId: 'b' }];
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await artifactService.saveArtifact({ ...scopes[0], filename: 'f', artifact: { data: bytes('A'), mimeType: 'text/plain' } })).toBe(1);
+    await pause();
+    expect(await artifactService.saveArtifact({ ...scopes[1], filename: 'f', artifact: { data: bytes('B'), mimeType: 'text/plain' } })).toBe(1);
+    await pause();
+    const again = await artifactService.loadArtifact({ ...scopes[0], filename: 'f' });
+    expect(Buffer.from(again!.data).toString()).toBe('A');
+    const artifact = (supervisor.status() as { artifact: { idle_evictions: number; active_scopes: number; idle_reclamation: string } }).artifact;
+    expect(artifact).toMatchObject({ active_scopes: 1, idle_reclamation: 'lru_on_capacity' });
+    expect(artifact.idle_evictions).toBeGreaterThanOrEqual(2);
+  });
 
   it('a pool error of an idle client is counted, not fatal', async () => {
     const dataSource = await h().dataSource();
