@@ -149,7 +149,11 @@ export class ServiceGeneration {
       services.sessionService,
       outbox === undefined
         ? { mode: 'direct', memory: services.memoryService }
-        : { mode: 'outbox', enqueue: (job) => this.guard.run(() => outbox.enqueue(job)).catch(() => Promise.reject(new RuntimeServiceError('memory_outbox_runtime_required'))) },
+        : {
+            mode: 'outbox',
+            available: () => !this.guard.stopped,
+            enqueue: (job) => outbox.enqueue(job),
+          },
     );
     return Object.freeze({
       profile: services.profile,
