@@ -21,11 +21,11 @@ import { performance } from 'node:perf_hooks';
 import { serialize } from 'node:v8';
 import { median, pairedRatio, spread, summary } from './stats.mjs';
 import { benchArgs } from './args.mjs';
+import { onServer, openServer, withDatabase } from './database.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
 const { createAgentRuntimeDataSource } = require('../dist/src/database/data-source.factory.js');
-const { startThrowawayPostgres } = require('../dist/src/database/embedded-postgres.js');
 const { EvalService } = require('../dist/src/evaluation/service/eval-service.js');
 const { PostgresEvalStore } = require('../dist/src/evaluation/store/postgres-eval-store.js');
 const { RequestPreparationPool } = require('../dist/src/evaluation/preparation/request-preparation-pool.js');
@@ -155,29 +155,6 @@ const check = (condition, message) => {
   if (!condition) throw new Error(`sanity check failed: ${message}`);
 };
 
-// ---- the database --------------------------------------------------------------------------------
-
-async function onServer(url, sql) {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function openServer() {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, source: 'DATABASE_URL', stop: async () => {} };
-  const server = await startThrowawayPostgres();
-  return { url: server.url, source: 'throw-away embedded server', stop: () => server.stop() };
-}
-
-function withDatabase(url, name) {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
 
 /** Resolves one waiter per terminal transition (telemetry carries no job id, so waiters are served in order). */
 class TerminalEvents {

@@ -6,18 +6,17 @@ import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { benchArgs } from './args.mjs';
+import { onServer, openServer, withDatabase } from './database.mjs';
 
 const require = createRequire(import.meta.url);
-const { Client } = require('pg');
 const { createAgentRuntimeDataSource } = require('../dist/src/database/data-source.factory.js');
-const { startThrowawayPostgres } = require('../dist/src/database/embedded-postgres.js');
 const { InvocationLedger } = require('../dist/src/ledger/invocation-ledger.js');
-const { ledgerStatements, qualifiedTable } = require('../dist/src/ledger/ledger-sql.js');
+const { ledgerStatements } = require('../dist/src/ledger/ledger-sql.js');
+const { qualifiedTable } = require('../dist/src/database/qualified-table.js');
 
-const arg = (name, fallback) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
+const options = benchArgs(['invocations', 'reps', 'seconds', 'rounds']);
+const arg = (name, fallback) => (options[name] === undefined ? fallback : Number(options[name]));
 const INVOCATIONS = arg('invocations', 200); // per measured block
 const REPS = arg('reps', 12); // blocks per contestant, interleaved, after one warm-up block each
 const WORKERS = 8;
@@ -35,29 +34,6 @@ const CHECKPOINT = {
 };
 const OUTCOME = { answer: 'done', tokens: 812 };
 
-// ---- a database of its own on the server --------------------------------------------------
-
-async function onServer(url, sql) {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function openServer() {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, source: 'DATABASE_URL', stop: async () => {} };
-  const server = await startThrowawayPostgres();
-  return { url: server.url, source: 'throw-away embedded server (fsync=off)', stop: () => server.stop() };
-}
-
-function withDatabase(url, name) {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
 
 // ---- contestants: each runs `n` invocations (claim, checkpoint, finish) on rows made beforehand ----
 
