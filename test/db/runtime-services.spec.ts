@@ -139,6 +139,24 @@ describe('the durable profile (spec 07 §2, §5, §6)', () => {
     expect(artifact.idle_evictions).toBeGreaterThanOrEqual(2);
   });
 
+  it('a filesystem artifact root that disappears stops the generation (runtime_service_child_down); a new root serves the next one', async () => {
+    const { mkdtemp, rm, mkdir } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const root = await mkdtemp(join(tmpdir(), 'bundle-artifacts-'));
+    const stops: unknown[] = [];
+    const supervisor = createRuntimeServices('durable_local', { artifactRoot: root, probeIntervalMs: 100 }, { dataSource: await h().dataSource(), events: { emit: (event, payload) => event === 'agent_runtime.services.generation' && stops.push(payload) } });
+    supervisors.push(supervisor);
+    await supervisor.start();
+    expect(await supervisor.services().artifactService.saveArtifact({ ...USER, filename: 'f', artifact: { data: bytes('x'), mimeType: 'text/plain' } })).toBe(1);
+    await rm(root, { recursive: true, force: true });
+    await eventually(() => (stops.some((payload) => (payload as { reason?: unknown }).reason === 'runtime_service_child_down') ? true : undefined));
+    await mkdir(root);
+    await eventually(() => (supervisor.state === 'running' && supervisor.services().generation > 1 ? true : undefined), 20_000);
+    expect(await supervisor.services().artifactService.saveArtifact({ ...USER, filename: 'f', artifact: { data: bytes('y'), mimeType: 'text/plain' } })).toBe(1);
+    await rm(root, { recursive: true, force: true });
+  }, 40_000);
+
   it('a pool error of an idle client is counted, not fatal', async () => {
     const dataSource = await h().dataSource();
     const supervisor = createRuntimeServices('durable_local', { probeIntervalMs: 100 }, { dataSource });

@@ -245,8 +245,11 @@ export class ServiceGeneration {
     if (failure !== null) throw new RuntimeServiceError('runtime_service_dependency_unavailable', { dependency: failure });
   }
 
-  /** One probe: the DataSource answers `SELECT 1` and the outbox is ready, each within 1000 ms; the failing dependency, else null. */
-  async #probe(): Promise<'postgres' | 'memory_outbox' | 'destroyed' | null> {
+  /**
+   * One probe: the DataSource answers `SELECT 1`, the outbox is ready and a filesystem artifact root
+   * is still writable, each within 1000 ms; the failing dependency, else null.
+   */
+  async #probe(): Promise<'postgres' | 'memory_outbox' | 'destroyed' | 'artifact_root' | null> {
     const dataSource = this.deps.dataSource;
     if (dataSource === undefined || !dataSource.isInitialized) return 'destroyed';
     const ok = await within(dataSource.query('SELECT 1'), PROBE_TIMEOUT_MS, this.#clock).then(
@@ -258,6 +261,14 @@ export class ServiceGeneration {
     if (outbox !== null) {
       const health = await within(outbox.health(), PROBE_TIMEOUT_MS, this.#clock).catch(() => null);
       if (health === null || health.status !== 'ready') return 'memory_outbox';
+    }
+    const artifacts = this.components.artifact.adapter;
+    if (this.compiled.artifactAdapter === 'filesystem' && artifacts.start !== undefined) {
+      const usable = await within(artifacts.start(), PROBE_TIMEOUT_MS, this.#clock).then(
+        () => true,
+        () => false,
+      );
+      if (!usable) return 'artifact_root';
     }
     return null;
   }
@@ -272,6 +283,7 @@ export class ServiceGeneration {
     const failure = await this.#probe();
     if (this.#state !== 'running') return;
     if (failure === 'destroyed') this.fail('runtime_service_dependency_down', { dependency: 'postgres' });
+    else if (failure === 'artifact_root') this.fail('runtime_service_child_down', { component: 'artifact' });
     else if (failure !== null) this.fail('runtime_service_dependency_unavailable', { dependency: failure });
     else this.#scheduleProbe();
   }
