@@ -5,19 +5,16 @@ import type { TableSpec } from '../../database/table-spec';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/clock';
-import { within } from '../../shared/timeout';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ArtifactService, ComponentCapabilities, MemoryService } from '../services.types';
 import type { CompiledServiceProfile } from '../profile/service-profile';
 import { GenerationGuard } from './generation-guard';
+import { probeDependencies, type ProbeFailure } from './generation-probe';
 import { generationSessionService } from './generation-session-service';
 import { memoryIngestionPlugin } from './memory-ingestion-plugin';
 import { routedArtifactService, routedMemoryService } from './routed-services';
 import type { GenerationComponents, OutboxComponent, RoutedComponent } from './generation-components';
-
-/** How long a probe step may take before the dependency counts as unavailable (spec 07 §5). */
-export const PROBE_TIMEOUT_MS = 1000;
 
 /** Lifecycle of one generation. */
 export type GenerationState = 'starting' | 'running' | 'stopped';
@@ -245,32 +242,14 @@ export class ServiceGeneration {
     if (failure !== null) throw new RuntimeServiceError('runtime_service_dependency_unavailable', { dependency: failure });
   }
 
-  /**
-   * One probe: the DataSource answers `SELECT 1`, the outbox is ready and a filesystem artifact root
-   * is still writable, each within 1000 ms; the failing dependency, else null.
-   */
-  async #probe(): Promise<'postgres' | 'memory_outbox' | 'destroyed' | 'artifact_root' | null> {
-    const dataSource = this.deps.dataSource;
-    if (dataSource === undefined || !dataSource.isInitialized) return 'destroyed';
-    const ok = await within(dataSource.query('SELECT 1'), PROBE_TIMEOUT_MS, this.#clock).then(
-      () => true,
-      () => false,
-    );
-    if (!ok) return 'postgres';
-    const outbox = this.components.outbox;
-    if (outbox !== null) {
-      const health = await within(outbox.health(), PROBE_TIMEOUT_MS, this.#clock).catch(() => null);
-      if (health === null || health.status !== 'ready') return 'memory_outbox';
-    }
-    const artifacts = this.components.artifact.adapter;
-    if (this.compiled.artifactAdapter === 'filesystem' && artifacts.start !== undefined) {
-      const usable = await within(artifacts.start(), PROBE_TIMEOUT_MS, this.#clock).then(
-        () => true,
-        () => false,
-      );
-      if (!usable) return 'artifact_root';
-    }
-    return null;
+  #probe(): Promise<ProbeFailure | null> {
+    const { outbox, artifact } = this.components;
+    return probeDependencies({
+      dataSource: this.deps.dataSource,
+      outbox,
+      artifactRoot: this.compiled.artifactAdapter === 'filesystem' ? artifact.adapter : null,
+      clock: this.#clock,
+    });
   }
 
   #scheduleProbe(): void {
