@@ -3,15 +3,16 @@
 //       ephemeral bundle (generation guard + scope router + in-memory adapter) against the same adapter
 //       called directly on the same data (floor), with a bare ScopeRouter between them;
 //   (2) durable: saveArtifact + loadArtifact of a 4 KiB artifact through the durable bundle against the
-//       PostgresArtifactAdapter directly (router cost on a durable path) and against one plain INSERT +
-//       SELECT of a bytea row on a scratch table (database cost), with 1 and 8 concurrent scopes;
+//       PostgresArtifactAdapter directly (router cost on a durable path; also with the call options the router
+//       passes) and against one plain INSERT + SELECT of a bytea row on a scratch table (database cost), with
+//       1 and 8 concurrent scopes;
 //   (3) outbox: enqueue → completed of 1-event jobs (processor concurrency 4, poll 20 ms), one at a time
 //       and in bursts, against the same number of plain INSERT + UPDATE statements.
 // Run `npm run bench:services` (builds first); method and figures: bench/RESULTS.md, "Runtime service bundle".
 //
-//   node bench/services.bench.mjs [--rounds 15] [--batch-ms 20] [--warm-bytes 1024] [--entries 50]
-//                                 [--durable-rounds 9] [--pairs 30] [--latency-jobs 30] [--burst 200]
-//                                 [--bursts 5] [--only warm|durable|outbox]
+//   node bench/services.bench.mjs [--rounds 21] [--batch-ms 20] [--warm-bytes 1024] [--entries 50]
+//                                 [--durable-rounds 15] [--pairs 30] [--latency-jobs 30] [--burst 200]
+//                                 [--bursts 7] [--only warm|durable|outbox]
 //
 // DATABASE_URL: that server (a database of its own is created and dropped); else a throw-away embedded
 // server (fsync=off), as in the other database benchmarks.
@@ -38,16 +39,16 @@ const { checkArtifactScope, scopeKey } = require('../dist/src/services/service-s
 const { MEMORY_OUTBOX_JOB_EVENT } = require('../dist/src/services/outbox/outbox.types.js');
 
 const args = benchArgs(['rounds', 'batch-ms', 'warm-bytes', 'entries', 'durable-rounds', 'pairs', 'latency-jobs', 'burst', 'bursts', 'only']);
-const ROUNDS = Number(args.rounds ?? 15);
+const ROUNDS = Number(args.rounds ?? 21);
 const BATCH_MS = Number(args['batch-ms'] ?? 20);
 const WARMUP_MS = 200;
 const WARM_BYTES = Number(args['warm-bytes'] ?? 1024);
 const ENTRIES = Number(args.entries ?? 50);
-const DURABLE_ROUNDS = Number(args['durable-rounds'] ?? 9);
+const DURABLE_ROUNDS = Number(args['durable-rounds'] ?? 15);
 const PAIRS = Number(args.pairs ?? 30);
 const LATENCY_JOBS = Number(args['latency-jobs'] ?? 30);
 const BURST = Number(args.burst ?? 200);
-const BURSTS = Number(args.bursts ?? 5);
+const BURSTS = Number(args.bursts ?? 7);
 const PARTS = ['warm', 'durable', 'outbox'];
 if (args.only !== undefined && !PARTS.includes(args.only)) throw new Error(`--only: one of ${PARTS.join(', ')}`);
 const runs = (part) => args.only === undefined || args.only === part;
@@ -298,10 +299,12 @@ async function partDurable(dataSource) {
     const adapter = new PostgresArtifactAdapter(dataSource);
     const data = new Uint8Array(randomBytes(DURABLE_BYTES));
     const buffer = Buffer.from(data);
-    const viaService = (service, user) => async (w) => {
+    /** What the router hands the adapter on every call: a signal and the time left (here the default callTimeoutMs). */
+    const routerLike = Object.freeze({ signal: new AbortController().signal, timeoutMs: 30_000 });
+    const viaService = (service, user, call) => async (w) => {
       const request = { appName: 'bench-durable', userId: `${user}-${w}`, filename: 'blob.bin' };
-      const version = await service.saveArtifact({ ...request, artifact: { data, mimeType: 'application/octet-stream' } });
-      const record = await service.loadArtifact(request);
+      const version = await service.saveArtifact({ ...request, artifact: { data, mimeType: 'application/octet-stream' } }, call);
+      const record = await service.loadArtifact(request, call);
       check(record?.version === version && record.size_bytes === DURABLE_BYTES && record.data.byteLength === DURABLE_BYTES, 'the loaded artifact is not the one saved');
     };
     const viaFloor = async (w) => {
@@ -309,8 +312,13 @@ async function partDurable(dataSource) {
       const loaded = await pool.query(`SELECT data FROM ${ARTIFACT_SCRATCH} WHERE id = $1`, [rows[0].id]);
       check(loaded.rows[0].data.length === DURABLE_BYTES, 'the floor row came back short');
     };
-    const pairs = { bundle: viaService(artifactService, 'bundle'), adapter: viaService(adapter, 'adapter'), floor: viaFloor };
-    const labels = { bundle: 'durable bundle: `saveArtifact` + `loadArtifact`', adapter: '`PostgresArtifactAdapter` directly (router floor)', floor: 'INSERT + SELECT of a bytea row (database floor)' };
+    const pairs = { bundle: viaService(artifactService, 'bundle'), timed: viaService(adapter, 'timed', routerLike), adapter: viaService(adapter, 'adapter'), floor: viaFloor };
+    const labels = {
+      bundle: 'durable bundle: `saveArtifact` + `loadArtifact`',
+      timed: '`PostgresArtifactAdapter` directly, with `{signal, timeoutMs: 30000}` as the router passes',
+      adapter: '`PostgresArtifactAdapter` directly, no call options (router floor)',
+      floor: 'INSERT + SELECT of a bytea row (database floor)',
+    };
     const contestants = [];
     for (const workers of [1, 8]) {
       for (const [name, pair] of Object.entries(pairs)) {
@@ -323,7 +331,7 @@ async function partDurable(dataSource) {
     const [{ settings }] = (await pool.query(`SELECT string_agg(name || '=' || setting, ', ' ORDER BY name) AS settings FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'server_version')`)).rows;
 
     console.log(`\n### (2) Durable: \`saveArtifact\` + \`loadArtifact\` of a ${int(DURABLE_BYTES)}-byte artifact\n`);
-    console.log(`One DataSource (pool max 10; ${settings}) for all three. Each scope is a worker loop doing save-then-load-latest on its own scope (user-level, one filename; the versions pile up); 1 scope: ${PAIRS} pairs per block, 8 scopes: ${Math.ceil(PAIRS / 2)} pairs each. ${DURABLE_ROUNDS} rounds after one warm-up block, order rotated; median block; ms per pair = block time / pairs (1 / throughput). CPU is the Node process (Postgres not counted). Round trips: pg \`Client#query\` calls per pair, counted on one scope outside the timed blocks.\n`);
+    console.log(`One DataSource (pool max 10; ${settings}) for all four. Each scope is a worker loop doing save-then-load-latest on its own scope (user-level, one filename; the versions pile up); 1 scope: ${PAIRS} pairs per block, 8 scopes: ${Math.ceil(PAIRS / 2)} pairs each. ${DURABLE_ROUNDS} rounds after one warm-up block, order rotated; median block; ms per pair = block time / pairs (1 / throughput). CPU is the Node process (Postgres not counted). Round trips: pg \`Client#query\` calls per pair, counted on one scope outside the timed blocks.\n`);
     console.log('| Contestant | pairs/s | ms/pair | cpu ms/pair | pair latency p50 / p95 ms | round trips/pair |');
     console.log('|---|---|---|---|---|---|');
     for (const r of Object.values(rows)) {
@@ -332,8 +340,8 @@ async function partDurable(dataSource) {
     }
     console.log('');
     for (const workers of [1, 8]) {
-      const [b, a, fl] = ['bundle', 'adapter', 'floor'].map((n) => rows[`${n}${workers}`]);
-      console.log(`- ${workers} scope${workers > 1 ? 's' : ''}: bundle / adapter **${x(pairedRatio(b, a, 'wall'))}** wall, ${x(pairedRatio(b, a, 'cpu'))} cpu (router cost: ${f(b.wall - a.wall, 3)} ms wall, ${f(b.cpu - a.cpu, 3)} ms cpu per pair); adapter / database floor **${x(pairedRatio(a, fl, 'wall'))}** wall, ${x(pairedRatio(a, fl, 'cpu'))} cpu; bundle / floor ${x(pairedRatio(b, fl, 'wall'))}`);
+      const [b, t, a, fl] = ['bundle', 'timed', 'adapter', 'floor'].map((n) => rows[`${n}${workers}`]);
+      console.log(`- ${workers} scope${workers > 1 ? 's' : ''}: bundle / adapter **${x(pairedRatio(b, a, 'wall'))}** wall, ${x(pairedRatio(b, a, 'cpu'))} cpu (router cost: ${f(b.wall - a.wall, 3)} ms wall, ${f(b.cpu - a.cpu, 3)} ms cpu per pair); of it, the adapter with the router's call options / without ${x(pairedRatio(t, a, 'wall'))} wall, ${x(pairedRatio(t, a, 'cpu'))} cpu (${f(t.wall - a.wall, 3)} ms wall), and bundle / that ${x(pairedRatio(b, t, 'wall'))} wall, ${x(pairedRatio(b, t, 'cpu'))} cpu; adapter / database floor **${x(pairedRatio(a, fl, 'wall'))}** wall, ${x(pairedRatio(a, fl, 'cpu'))} cpu; bundle / floor ${x(pairedRatio(b, fl, 'wall'))}`);
     }
     console.log(`- 8 scopes / 1 scope throughput: bundle ${x(rows.bundle1.wall / rows.bundle8.wall)}, adapter ${x(rows.adapter1.wall / rows.adapter8.wall)}, floor ${x(rows.floor1.wall / rows.floor8.wall)}`);
   } finally {
@@ -374,13 +382,19 @@ async function lockWaits(url, work) {
   const monitor = new pg.Client({ connectionString: url });
   await monitor.connect();
   const totals = { samples: 0, active: 0, lock: 0 };
+  /** What the lock-waiting sessions were running: the first words of the statement, by how often seen. */
+  const waiting = new Map();
   let done = false;
   const sampling = (async () => {
     while (!done) {
-      const [row] = (await monitor.query(`SELECT count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS lock, count(*) FILTER (WHERE state NOT IN ('idle'))::int AS active FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows;
+      const { rows } = await monitor.query(`SELECT wait_event_type = 'Lock' AS lock, regexp_replace(left(query, 200), '\\s+', ' ', 'g') AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`);
       totals.samples++;
-      totals.active += row.active;
-      totals.lock += row.lock;
+      totals.active += rows.length;
+      for (const row of rows.filter((r) => r.lock)) {
+        totals.lock++;
+        const key = row.query.replace(/"public"\./g, '').slice(0, 110);
+        waiting.set(key, (waiting.get(key) ?? 0) + 1);
+      }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
   })();
@@ -393,7 +407,8 @@ async function lockWaits(url, work) {
   }
   const statements = statementTotals.all - before - totals.samples;
   await monitor.end();
-  return { samples: totals.samples, statements, active: totals.active / Math.max(1, totals.samples), lock: totals.lock / Math.max(1, totals.samples) };
+  const [top] = [...waiting].sort((a, b) => b[1] - a[1]);
+  return { samples: totals.samples, statements, active: totals.active / Math.max(1, totals.samples), lock: totals.lock / Math.max(1, totals.samples), top: top && { query: top[0], share: top[1] / totals.lock } };
 }
 
 async function partOutbox(dataSource, url) {
@@ -454,6 +469,9 @@ async function partOutbox(dataSource, url) {
     const burstEnqueueMs = median(enqueueMs);
     // untimed: one more burst of each while another connection samples pg_stat_activity; statements counted on every pg client
     const waits = { outbox: await lockWaits(url, burst), floor: await lockWaits(url, floorBurst) };
+    const before = statementTotals.all;
+    await concurrently(1, 10, oneJob);
+    const singleStatements = (statementTotals.all - before) / 10;
     check(completions.other === 0, `${completions.other} deliveries did not complete`);
     const [stored] = (await pool.query(`SELECT count(*) FILTER (WHERE phase = 'completed' AND attempts = 1)::int AS completed, count(*)::int AS jobs FROM agent_runtime_memory_outbox_jobs WHERE job_id LIKE $1`, [`bench-${runId}-%`])).rows;
     check(stored.completed === completions.completed && stored.jobs === stored.completed, `outbox: ${stored.completed} of ${stored.jobs} jobs completed at attempt 1, ${completions.completed} seen`);
@@ -471,10 +489,11 @@ async function partOutbox(dataSource, url) {
     console.log(`| ${outbox4.label} | ${int(1000 / outbox4.wall)} | ${f(outbox4.wall, 3)} | ${f(outbox4.cpu, 3)} | ${f(median(dbLatency), 0)} / ${f(quantile(dbLatency, 0.95), 0)} (database clock, created → finished) |`);
     console.log(`| ${floor4.label} | ${int(1000 / floor4.wall)} | ${f(floor4.wall, 3)} | ${f(floor4.cpu, 3)} | |`);
     console.log('');
-    console.log(`- one at a time: outbox / floor **${x(pairedRatio(outbox1, floor1, 'wall'))}** wall, ${x(pairedRatio(outbox1, floor1, 'cpu'))} cpu per job (median of per-round ratios)`);
+    console.log(`- one at a time: outbox / floor **${x(pairedRatio(outbox1, floor1, 'wall'))}** wall, ${x(pairedRatio(outbox1, floor1, 'cpu'))} cpu per job (median of per-round ratios); ${f(singleStatements, 1)} statements per job (10 untimed jobs, every pg client of the process, idle polls and health probes included), against the floor's 2`);
     console.log(`- bursts: outbox / floor **${x(pairedRatio(outbox4, floor4, 'wall'))}** wall, ${x(pairedRatio(outbox4, floor4, 'cpu'))} cpu per job; the ${BURST_JOBS} enqueues alone took ${f(burstEnqueueMs, 0)} ms (median burst, warm-up included; ${int((BURST_JOBS * 1000) / burstEnqueueMs)} enqueues/s)`);
     for (const [label, w] of [['outbox', waits.outbox], ['floor', waits.floor]]) {
-      console.log(`- one untimed burst, ${label}: ${f(w.statements / BURST_JOBS, 1)} statements per job (every pg client of the process: enqueue, claims, deliveries, completions, polls, health probes); ${w.samples} samples of pg_stat_activity: on average ${f(w.active)} sessions busy, ${f(w.lock)} waiting for a lock`);
+      const what = label === 'outbox' ? 'enqueue, claims, deliveries, completions, polls, health probes' : 'the bundle idles meanwhile: its polls and probes are counted too';
+      console.log(`- one untimed burst, ${label}: ${f(w.statements / BURST_JOBS, 1)} statements per job (every pg client of the process: ${what}); ${w.samples} samples of pg_stat_activity: on average ${f(w.active)} sessions busy, ${f(w.lock)} waiting for a lock${w.top ? `; ${f(w.top.share * 100, 0)} % of the waits in \`${w.top.query}…\`` : ''}`);
     }
   } finally {
     await supervisor.stop();
@@ -506,7 +525,7 @@ async function main() {
     try {
       await dataSource.initialize();
       await dataSource.runMigrations();
-      console.log(`- Postgres: ${server.source}`);
+      console.log(`\nPostgres of parts 2 and 3: ${server.source}.`);
       if (runs('durable')) await partDurable(dataSource);
       if (runs('outbox')) await partOutbox(dataSource, url);
     } finally {
