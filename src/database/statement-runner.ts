@@ -19,14 +19,7 @@ export type StatementFailureMapper<E> = (failure: PostgresFailure, stage: Statem
  * const rows = await runStatement(pool, 'SELECT 1', [], (failure) => new LedgerError('ledger_unavailable', failure.codes));
  */
 export async function runStatement<E>(pool: PgPool, text: string, values: unknown[], mapFailure: StatementFailureMapper<E>): Promise<StatementRows> {
-  guardPoolErrors(pool);
-  let client: PooledClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw mapFailure(classifyFailure(error), 'connect');
-  }
-  guardErrors(client);
+  const client = await connectGuarded(pool, mapFailure);
   try {
     const { rows } = await client.query(text, values);
     client.release();
@@ -38,6 +31,22 @@ export async function runStatement<E>(pool: PgPool, text: string, values: unknow
   }
 }
 
+/**
+ * A pooled connection whose `'error'` events are heard (see {@link guardErrors}); failing to get one
+ * is thrown as `mapFailure` builds it, with stage `connect`.
+ */
+export async function connectGuarded<E>(pool: PgPool, mapFailure: StatementFailureMapper<E>): Promise<PooledClient> {
+  guardPoolErrors(pool);
+  let client: PooledClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw mapFailure(classifyFailure(error), 'connect');
+  }
+  guardErrors(client);
+  return client;
+}
+
 const guarded = new WeakSet<object>();
 
 /**
@@ -45,7 +54,7 @@ const guarded = new WeakSet<object>();
  * checked out emits 'error' (besides failing the statement), and an 'error' nobody hears crashes
  * the process. The statement's own failure is what gets reported.
  */
-export function guardErrors(client: PooledClient): void {
+function guardErrors(client: PooledClient): void {
   if (guarded.has(client)) return;
   guarded.add(client);
   client.on('error', () => undefined);

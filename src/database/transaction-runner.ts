@@ -1,7 +1,7 @@
 import { AgentRuntimeError } from '../shared/agent-runtime-error';
 import { classifyFailure } from './postgres-failure';
-import type { PgPool, PooledClient, StatementRows } from './postgres-pool';
-import { guardErrors, guardPoolErrors, type StatementFailureMapper } from './statement-runner';
+import type { PgPool, StatementRows } from './postgres-pool';
+import { connectGuarded, type StatementFailureMapper } from './statement-runner';
 
 /** What the work of a transaction may do with its connection: run statements. */
 export interface TransactionClient {
@@ -36,14 +36,7 @@ export async function runTransaction<T, E>(
   options: TransactionOptions = {},
 ): Promise<T> {
   const begin = beginStatement(options);
-  guardPoolErrors(pool);
-  let client: PooledClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw mapFailure(classifyFailure(error), 'connect');
-  }
-  guardErrors(client);
+  const client = await connectGuarded(pool, mapFailure);
   const outcome = await transact(client, begin, work);
   client.release(outcome.ok || outcome.usable ? undefined : true);
   if (outcome.ok) return outcome.value;
