@@ -13,7 +13,6 @@
 //
 // DATABASE_URL: that server (a database of its own is created and dropped); else a throw-away
 // embedded server (fsync=off), as in bench/ledger.bench.mjs.
-import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -22,6 +21,7 @@ import { serialize } from 'node:v8';
 import { median, pairedRatio, spread, summary } from './stats.mjs';
 import { benchArgs } from './args.mjs';
 import { onServer, openServer, withDatabase } from './database.mjs';
+import { gitCommit } from './run-info.mjs';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
@@ -510,14 +510,6 @@ async function lockWaits(dataSource, work) {
 }
 
 // ---- main ------------------------------------------------------------------------------------------
-
-function gitCommit() {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
-  const dirty = spawnSync('git', ['status', '--porcelain'], { encoding: 'utf8' });
-  if (head.status !== 0) return 'unknown';
-  const changed = dirty.stdout.split('\n').filter(Boolean).length;
-  return `${head.stdout.trim()}${changed > 0 ? ` + ${changed} uncommitted paths` : ''}`;
-}
 
 async function main() {
   const started = performance.now();

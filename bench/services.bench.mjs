@@ -16,7 +16,6 @@
 //
 // DATABASE_URL: that server (a database of its own is created and dropped); else a throw-away embedded
 // server (fsync=off), as in the other database benchmarks.
-import { spawnSync } from 'node:child_process';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { median, pairedRatio, summary } from './stats.mjs';
 import { benchArgs } from './args.mjs';
 import { onServer, openServer, withDatabase } from './database.mjs';
+import { gitCommit } from './run-info.mjs';
 
 const require = createRequire(import.meta.url);
 const pg = require('pg');
@@ -501,14 +501,6 @@ async function partOutbox(dataSource, url) {
 }
 
 // ---- main ------------------------------------------------------------------------------------------
-
-function gitCommit() {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
-  const dirty = spawnSync('git', ['status', '--porcelain'], { encoding: 'utf8' });
-  if (head.status !== 0) return 'unknown';
-  const changed = dirty.stdout.split('\n').filter(Boolean).length;
-  return `${head.stdout.trim()}${changed > 0 ? ` + ${changed} uncommitted paths` : ''}`;
-}
 
 async function main() {
   const started = performance.now();

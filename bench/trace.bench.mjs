@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { pairedRatio, summary } from './stats.mjs';
 import { benchArgs } from './args.mjs';
+import { gitCommit } from './run-info.mjs';
 
 const HEAP_MIB = 4096;
 if (getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
@@ -214,14 +215,6 @@ function printRows(title, rows) {
   console.log(`\n${title}`);
   console.log(`  ${pad('contestant', 58)}${lpad('ops', 8)}${lpad('wall/op', 11)}${lpad('cpu/op', 11)}${lpad('IQR', 6)}`);
   for (const r of rows) console.log(`  ${pad(r.label, 58)}${lpad(r.ops, 8)}${lpad(ns(r.wall), 11)}${lpad(ns(r.cpu), 11)}${lpad(`${(r.iqr * 100).toFixed(0)}%`, 6)}`);
-}
-
-function gitCommit() {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
-  const dirty = spawnSync('git', ['status', '--porcelain'], { encoding: 'utf8' });
-  if (head.status !== 0) return 'unknown';
-  const changed = dirty.stdout.split('\n').filter(Boolean).length;
-  return `${head.stdout.trim()}${changed > 0 ? ` + ${changed} uncommitted paths` : ''}`;
 }
 
 // ---- main ------------------------------------------------------------------------------------------
