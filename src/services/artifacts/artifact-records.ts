@@ -1,3 +1,5 @@
+import type { Clock } from '../../shared/clock';
+import type { CheckedSave } from './artifact-request';
 import { deepFreeze } from '../../json/json-copy';
 import type { JsonObject } from '../../json/json.types';
 import type { ArtifactRecord, ArtifactVersionInfo } from '../services.types';
@@ -31,5 +33,17 @@ export function artifactRecord(info: ArtifactVersionInfo, data: Uint8Array): Art
     sha256: info.sha256,
     custom_metadata: info.custom_metadata,
     created_at_ms: info.created_at_ms,
+  });
+}
+
+/** The record of version `version` of a checked save, created now. */
+export function savedVersionInfo(save: CheckedSave, version: number, clock: Clock): ArtifactVersionInfo {
+  return versionInfo({
+    version,
+    mime_type: save.mimeType,
+    size_bytes: save.data.byteLength,
+    sha256: save.sha256,
+    custom_metadata: save.customMetadata,
+    created_at_ms: Math.floor(clock.wallNow()),
   });
 }

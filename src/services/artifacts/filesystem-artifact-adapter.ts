@@ -11,7 +11,7 @@ import { resolveArtifactAdapterConfig, type FilesystemArtifactConfig } from './a
 import type { ArtifactAdapter, ArtifactKeyPage, ArtifactVersionPage, DeleteArtifactRequest, LoadArtifactRequest } from './artifact-adapter.types';
 import { FILESYSTEM_ARTIFACT_CAPABILITIES } from './artifact-capabilities';
 import { keyListing, pageOf, versionListing } from './artifact-paging';
-import { artifactRecord, versionInfo } from './artifact-records';
+import { artifactRecord, savedVersionInfo } from './artifact-records';
 import { checkDeleteRequest, checkFileRequest, checkLoadRequest, checkSaveRequest, type CheckedSave } from './artifact-request';
 import { closedAdapter, corruptRecord, filesystemStoreFailure, throwIfAborted } from './artifact-store-failure';
 import { ensureDirectory, errnoOf, listDirectory, removeFilesOlderThan, readTextFile, readWholeFile, ScanBudget, syncDirectory, unlinkIfPresent, writeNewFile } from './filesystem-artifact-io';
@@ -257,14 +257,7 @@ export class FilesystemArtifactAdapter implements ArtifactAdapter {
 
   /** Writes and links `<version>.json` (the version becomes visible), syncs the directory and advances `head.json`. */
   async #commit(shard: ScopeShard, directory: string, save: CheckedSave, version: number, temporaries: string[]): Promise<void> {
-    const info = versionInfo({
-      version,
-      mime_type: save.mimeType,
-      size_bytes: save.data.byteLength,
-      sha256: save.sha256,
-      custom_metadata: save.customMetadata,
-      created_at_ms: Math.floor(this.#clock.wallNow()),
-    });
+    const info = savedVersionInfo(save, version, this.#clock);
     try {
       const metadata = temporaryPath(shard, '.json');
       temporaries.push(metadata);

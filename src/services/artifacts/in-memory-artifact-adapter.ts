@@ -6,7 +6,7 @@ import type { AdapterCallOptions, ArtifactFileRequest, ArtifactRecord, ArtifactS
 import { resolveArtifactAdapterConfig, type InMemoryArtifactConfig } from './artifact-adapter-config';
 import type { ArtifactAdapter, ArtifactKeyPage, ArtifactVersionPage, DeleteArtifactRequest, LoadArtifactRequest } from './artifact-adapter.types';
 import { IN_MEMORY_ARTIFACT_CAPABILITIES } from './artifact-capabilities';
-import { artifactRecord, versionInfo } from './artifact-records';
+import { artifactRecord, savedVersionInfo } from './artifact-records';
 import { keyListing, pageOf, versionListing } from './artifact-paging';
 import { checkDeleteRequest, checkFileRequest, checkLoadRequest, checkSaveRequest } from './artifact-request';
 import { closedAdapter, throwIfAborted } from './artifact-store-failure';
@@ -86,14 +86,7 @@ export class InMemoryArtifactAdapter implements ArtifactAdapter {
     }
     const version = file.nextVersion;
     file.nextVersion += 1;
-    const info = versionInfo({
-      version,
-      mime_type: save.mimeType,
-      size_bytes: save.data.byteLength,
-      sha256: save.sha256,
-      custom_metadata: save.customMetadata,
-      created_at_ms: Math.floor(this.#clock.wallNow()),
-    });
+    const info = savedVersionInfo(save, version, this.#clock);
     if (file.versions.size === 0) scope.sortedKeys = null;
     file.versions.set(version, { info, data: save.data, charged });
     this.#charge(scope, 1, charged);
