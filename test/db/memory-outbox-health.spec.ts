@@ -1,19 +1,11 @@
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import { useHarness } from '../support/database-harness';
 import { eventually, hang, openOutboxHarness, PARKED, RecordingTarget, sessionEvent } from '../support/outbox-harness';
+import { rejected } from '../../src/shared/testing/rejected';
 
 const SCOPE = Object.freeze({ appName: 'app-a', userId: 'user-1' });
 
-async function rejection(promise: Promise<unknown>): Promise<RuntimeServiceError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e,
-  );
-  expect(RuntimeServiceError.isRuntimeServiceError(error)).toBe(true);
-  return error as RuntimeServiceError;
-}
+const rejection = (promise: Promise<unknown>): Promise<RuntimeServiceError> => rejected(promise, RuntimeServiceError);
 
 describe('§6.5 health', () => {
   const h = useHarness(openOutboxHarness, 'each');

@@ -9,6 +9,7 @@ import { POSTGRES_MEMORY_CAPABILITIES, PostgresMemoryAdapter, type PostgresMemor
 import type { MemoryScope } from '../../src/services/services.types';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { finalOutput, memoryEvent, memorySession } from '../support/memory-fixtures';
+import { rejected } from '../../src/shared/testing/rejected';
 
 const h = useHarness(() => openDatabaseHarness(), 'all');
 
@@ -35,16 +36,7 @@ async function adapter(adapterConfig?: unknown, deps?: PostgresMemoryAdapterDeps
 /** A scope of its own for each test, in the one database of the suite. */
 const newScope = (): MemoryScope => ({ appName: randomId('app-'), userId: randomId('u-') });
 
-async function rejection(promise: Promise<unknown>): Promise<RuntimeServiceError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (caught: unknown) => caught,
-  );
-  expect(RuntimeServiceError.isRuntimeServiceError(error)).toBe(true);
-  return error as RuntimeServiceError;
-}
+const rejection = (promise: Promise<unknown>): Promise<RuntimeServiceError> => rejected(promise, RuntimeServiceError);
 
 function gate(): { readonly open: () => void; readonly opened: Promise<void> } {
   let open!: () => void;

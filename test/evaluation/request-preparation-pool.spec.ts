@@ -6,6 +6,7 @@ import { RequestPreparationPool, type RequestPreparationPoolDeps } from '../../s
 import { sha256Hex } from '../../src/shared/sha256';
 import { ManualClock } from '../../src/testing/manual-clock';
 import { deepMetadataRequest, escapeHeavyRequest, metricsFloodRequest, nearLimitRequest, oversizedRequest, validSubmitRequest } from '../support/eval-requests';
+import { rejected } from '../../src/shared/testing/rejected';
 
 /** The fixture worker: `metadata.hostile` makes it spin, allocate, throw, exit or hold (see the file). */
 const HOSTILE_WORKER = path.resolve(__dirname, '..', 'fixtures', 'hostile-preparation.worker.js');
@@ -34,15 +35,7 @@ async function startedPool(options: PreparationOptions = {}, deps: RequestPrepar
 }
 
 /** The `EvalServiceError` a promise rejects with; fails when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<EvalServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(EvalServiceError.isEvalServiceError(error)).toBe(true);
-    return error as EvalServiceError;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (promise: Promise<unknown>): Promise<EvalServiceError> => rejected(promise, EvalServiceError);
 
 /** The pool still prepares a normal request, and nothing is left pending. */
 async function expectServes(pool: RequestPreparationPool): Promise<void> {

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { rejected } from '../../src/shared/testing/rejected';
 import type { EvalStore } from '../../src/evaluation/eval.types';
 import { EvalService, type EvalServiceDeps } from '../../src/evaluation/service/eval-service';
 import type { EvalServiceOptions } from '../../src/evaluation/service/eval-service-options';
@@ -148,11 +149,4 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
 }
 
 /** What `work` rejects with; fails when it resolves. */
-export async function rejection(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+export const rejection = (work: Promise<unknown>): Promise<unknown> => rejected(work);

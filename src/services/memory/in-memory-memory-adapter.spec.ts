@@ -1,20 +1,12 @@
 import { finalOutput, memoryEvent, memorySession } from '../../../test/support/memory-fixtures';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { IN_MEMORY_MEMORY_CAPABILITIES, InMemoryMemoryAdapter } from './in-memory-memory-adapter';
+import { rejected } from '../../shared/testing/rejected';
 
 const A = Object.freeze({ appName: 'app', userId: 'u1' });
 const B = Object.freeze({ appName: 'app', userId: 'u2' });
 
-async function rejection(promise: Promise<unknown>): Promise<RuntimeServiceError> {
-  const error = await promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (caught: unknown) => caught,
-  );
-  expect(RuntimeServiceError.isRuntimeServiceError(error)).toBe(true);
-  return error as RuntimeServiceError;
-}
+const rejection = (promise: Promise<unknown>): Promise<RuntimeServiceError> => rejected(promise, RuntimeServiceError);
 
 describe('§1.5 capabilities', () => {
   it('reports the in-memory capabilities, frozen', () => {
