@@ -108,3 +108,17 @@ export const answer =
   <T>(value: T) =>
   (): Promise<T> =>
     Promise.resolve(value);
+
+/** A {@link routerFixture} whose router has started. */
+export async function startedRouter(overrides: Parameters<typeof routerFixture>[0] = {}) {
+  const fixture = routerFixture(overrides);
+  await fixture.router.start();
+  return fixture;
+}
+
+/** A clock whose timers never fire: deadlines pass unnoticed until a stage rechecks them. */
+export class TimerlessClock extends ManualClock {
+  override setTimer(): unknown {
+    return {};
+  }
+}

@@ -1,23 +1,11 @@
-import { answer, flush, outcome, routerFixture, scope } from '../../../test/services/router-fixture';
-import { ManualClock } from '../../testing/manual-clock';
+import { answer, flush, outcome, routerFixture, scope, startedRouter, TimerlessClock } from '../../../test/services/router-fixture';
 import { RuntimeServiceError } from '../runtime-service.errors';
 
-/** A clock whose timers never fire: deadlines pass unnoticed until a stage rechecks them. */
-class TimerlessClock extends ManualClock {
-  override setTimer(): unknown {
-    return {};
-  }
-}
 
-async function started(overrides: Parameters<typeof routerFixture>[0] = {}) {
-  const fixture = routerFixture(overrides);
-  await fixture.router.start();
-  return fixture;
-}
 
 describe('ScopeRouter — cold route admission (spec 07 §4 step 1)', () => {
   it('of 12 simultaneous cold scopes behind a stalled creation refuses exactly 10 at once; the other 2 succeed once resumed', async () => {
-    const { router, control, opens } = await started({ maxRouterQueue: 2, maxActiveScopes: 16 });
+    const { router, control, opens } = await startedRouter({ maxRouterQueue: 2, maxActiveScopes: 16 });
     control.stallOpens = true;
     const calls = Array.from({ length: 12 }, (_, i) => router.run(scope(`user-${i}`), answer(i)));
     const states = await Promise.all(calls.map((call) => outcome(call)));
@@ -32,7 +20,7 @@ describe('ScopeRouter — cold route admission (spec 07 §4 step 1)', () => {
   });
 
   it('refuses with scope_router_overloaded before checking the deadline, the signal or the scope', async () => {
-    const { router, control } = await started({ maxRouterQueue: 1 });
+    const { router, control } = await startedRouter({ maxRouterQueue: 1 });
     control.stallOpens = true;
     const holder = router.run(scope('holder'), answer(1));
     const aborted = new AbortController();
@@ -44,7 +32,7 @@ describe('ScopeRouter — cold route admission (spec 07 §4 step 1)', () => {
   });
 
   it('checks the deadline, then the signal, then the scope once admitted', async () => {
-    const { router, opens } = await started();
+    const { router, opens } = await startedRouter();
     const aborted = new AbortController();
     aborted.abort();
     await expect(router.run({ appName: 'app' }, answer(1), { timeoutMs: 0, signal: aborted.signal })).rejects.toMatchObject({ code: 'timeout' });
@@ -57,7 +45,7 @@ describe('ScopeRouter — cold route admission (spec 07 §4 step 1)', () => {
   });
 
   it('returns the permit exactly once on every path', async () => {
-    const { router, control, opens, clock } = await started({ maxRouterQueue: 3 });
+    const { router, control, opens, clock } = await startedRouter({ maxRouterQueue: 3 });
     control.stallOpens = true;
     const timedOut = router.run(scope('t'), answer(1), { timeoutMs: 10 });
     const caller = new AbortController();
@@ -84,7 +72,7 @@ describe('ScopeRouter — cold route admission (spec 07 §4 step 1)', () => {
 
 describe('ScopeRouter — one absolute deadline (step 2)', () => {
   it('fixes the deadline at entry and carries it through creation into the operation', async () => {
-    const { router, control, opens, clock } = await started();
+    const { router, control, opens, clock } = await startedRouter();
     control.stallOpens = true;
     const seen: number[] = [];
     const result = router.run(scope('u1'), (_s, call) => (seen.push(call.timeoutMs), Promise.resolve('ok')), { timeoutMs: 300 });
@@ -98,7 +86,7 @@ describe('ScopeRouter — one absolute deadline (step 2)', () => {
   });
 
   it('times out a caller waiting on a stalled creation at exactly its deadline', async () => {
-    const { router, control, clock } = await started({ callTimeoutMs: 200 });
+    const { router, control, clock } = await startedRouter({ callTimeoutMs: 200 });
     control.stallOpens = true;
     const result = router.run(scope('u1'), answer(1));
     await flush();
@@ -111,7 +99,7 @@ describe('ScopeRouter — one absolute deadline (step 2)', () => {
 
 describe('ScopeRouter — resolution (step 4)', () => {
   it('joins a creation in progress for the same key (single flight)', async () => {
-    const { router, control, opens, opensOf } = await started();
+    const { router, control, opens, opensOf } = await startedRouter();
     control.stallOpens = true;
     const first = router.run(scope('u1'), answer('a'));
     const second = router.resolve(scope('u1'));
@@ -126,7 +114,7 @@ describe('ScopeRouter — resolution (step 4)', () => {
   });
 
   it('fails every waiter of a failed creation with the adapter failure code and frees its slot', async () => {
-    const { router, control, opens, opensOf } = await started({ maxActiveScopes: 1, durable: false });
+    const { router, control, opens, opensOf } = await startedRouter({ maxActiveScopes: 1, durable: false });
     control.stallOpens = true;
     const first = router.run(scope('u1'), answer(1));
     const second = router.run(scope('u1'), answer(2));
@@ -144,7 +132,7 @@ describe('ScopeRouter — resolution (step 4)', () => {
   });
 
   it('treats an openScope that throws synchronously like one that rejects', async () => {
-    const { router } = await started({
+    const { router } = await startedRouter({
       openScope: () => {
         throw new Error('sync secret');
       },
@@ -155,13 +143,13 @@ describe('ScopeRouter — resolution (step 4)', () => {
 
   it('passes a RuntimeServiceError of openScope unchanged', async () => {
     const refusal = new RuntimeServiceError('runtime_service_store_unavailable', { sqlstate: '57P01' });
-    const { router } = await started({ openScope: () => Promise.reject(refusal) });
+    const { router } = await startedRouter({ openScope: () => Promise.reject(refusal) });
     await expect(router.run(scope('u1'), answer(1))).rejects.toBe(refusal);
     expect(router.status().active_scopes).toBe(0);
   });
 
   it('counts a creation in progress as an active scope: its reserved slot is never reclaimed', async () => {
-    const { router, control, opens, clock } = await started({ maxActiveScopes: 1 });
+    const { router, control, opens, clock } = await startedRouter({ maxActiveScopes: 1 });
     control.stallOpens = true;
     const first = router.run(scope('a'), answer('a'), { timeoutMs: 10_000 });
     await flush();
@@ -173,7 +161,7 @@ describe('ScopeRouter — resolution (step 4)', () => {
   });
 
   it('on a volatile adapter with max_active_scopes 1 refuses a second scope with max_active_scopes_reached, however long it idles', async () => {
-    const { router, clock } = await started({ durable: false, maxActiveScopes: 1 });
+    const { router, clock } = await startedRouter({ durable: false, maxActiveScopes: 1 });
     await expect(router.run(scope('a'), answer(1))).resolves.toBe(1);
     clock.advance(86_400_000);
     await expect(router.run(scope('b'), answer(2))).rejects.toMatchObject({ code: 'max_active_scopes_reached', details: { limit: 1 } });
@@ -184,7 +172,7 @@ describe('ScopeRouter — resolution (step 4)', () => {
 
 describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () => {
   it('on a durable adapter with a 10 ms idle timeout serves A, B, A with at least 2 evictions', async () => {
-    const { router, clock, opensOf } = await started({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
+    const { router, clock, opensOf } = await startedRouter({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
     await expect(router.run(scope('a'), answer('a1'))).resolves.toBe('a1');
     clock.advance(10);
     await expect(router.run(scope('b'), answer('b'))).resolves.toBe('b');
@@ -195,7 +183,7 @@ describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () =
   });
 
   it('does not reclaim a worker used less than idleScopeTimeoutMs ago', async () => {
-    const { router, clock } = await started({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
+    const { router, clock } = await startedRouter({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
     await router.run(scope('a'), answer(1));
     clock.advance(9);
     await expect(router.run(scope('b'), answer(2))).rejects.toMatchObject({ code: 'max_active_scopes_reached' });
@@ -203,7 +191,7 @@ describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () =
   });
 
   it('never evicts a worker holding a lease', async () => {
-    const { router, clock } = await started({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
+    const { router, clock } = await startedRouter({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
     const { worker, lease } = await router.resolve(scope('a'));
     clock.advance(1000);
     await expect(router.run(scope('b'), answer(2))).rejects.toMatchObject({ code: 'max_active_scopes_reached' });
@@ -216,7 +204,7 @@ describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () =
   });
 
   it('never evicts a worker with an operation still queued or running', async () => {
-    const { router, clock } = await started({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
+    const { router, clock } = await startedRouter({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
     const { worker, lease } = await router.resolve(scope('a'));
     let finish!: () => void;
     const running = worker.run(() => new Promise<void>((resolve) => (finish = resolve)), { timeoutMs: 100_000 });
@@ -231,7 +219,7 @@ describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () =
   });
 
   it('takes the least recently accessed eligible worker, one per cold start', async () => {
-    const { router, clock, opensOf } = await started({ maxActiveScopes: 2, idleScopeTimeoutMs: 10 });
+    const { router, clock, opensOf } = await startedRouter({ maxActiveScopes: 2, idleScopeTimeoutMs: 10 });
     await router.run(scope('a'), answer(1));
     clock.advance(1);
     await router.run(scope('b'), answer(2));
@@ -248,7 +236,7 @@ describe('ScopeRouter — idle reclamation (§4 capacity and reclamation)', () =
 
 describe('ScopeRouter — handoff (step 5)', () => {
   it('a caller that aborts during a stalled cold route leaves no lease and no stale worker', async () => {
-    const { router, control, opens, opensOf } = await started();
+    const { router, control, opens, opensOf } = await startedRouter();
     control.stallOpens = true;
     const caller = new AbortController();
     const result = router.resolve(scope('u1'), { signal: caller.signal });
@@ -269,7 +257,7 @@ describe('ScopeRouter — handoff (step 5)', () => {
   });
 
   it('a caller that times out during a stalled cold route leaves no lease and no stale worker', async () => {
-    const { router, control, opens, clock, opensOf } = await started();
+    const { router, control, opens, clock, opensOf } = await startedRouter();
     await router.run(scope('other'), answer(0));
     control.stallOpens = true;
     const result = router.run(scope('u1'), answer(1), { timeoutMs: 25 });
@@ -289,7 +277,7 @@ describe('ScopeRouter — handoff (step 5)', () => {
 
   it('rechecks the deadline at handoff: a creation finishing after the deadline hands nothing over', async () => {
     const clock = new TimerlessClock();
-    const { router, control, opens } = await started({ clock });
+    const { router, control, opens } = await startedRouter({ clock });
     control.stallOpens = true;
     const late = router.run(scope('u1'), answer(1), { timeoutMs: 5 });
     await flush();
@@ -300,7 +288,7 @@ describe('ScopeRouter — handoff (step 5)', () => {
   });
 
   it('hands the worker to a joiner still waiting after the creator left', async () => {
-    const { router, control, opens } = await started();
+    const { router, control, opens } = await startedRouter();
     control.stallOpens = true;
     const creator = new AbortController();
     const first = router.run(scope('u1'), answer(1), { signal: creator.signal });
@@ -315,7 +303,7 @@ describe('ScopeRouter — handoff (step 5)', () => {
   });
 
   it('re-resolves a caller that joined an abandoned creation when it then fails', async () => {
-    const { router, control, opens, opensOf } = await started();
+    const { router, control, opens, opensOf } = await startedRouter();
     control.stallOpens = true;
     const creator = new AbortController();
     const first = router.run(scope('u1'), answer(1), { signal: creator.signal });

@@ -1,14 +1,9 @@
-import { answer, flush, outcome, routerFixture, scope, stalledOperation } from '../../../test/services/router-fixture';
+import { answer, flush, outcome, routerFixture, scope, stalledOperation, startedRouter } from '../../../test/services/router-fixture';
 
-async function started(overrides: Parameters<typeof routerFixture>[0] = {}) {
-  const fixture = routerFixture(overrides);
-  await fixture.router.start();
-  return fixture;
-}
 
 describe('ScopeRouter — leases (spec 07 §4)', () => {
   it('counts a lease from resolve until release, which is idempotent', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const first = await router.resolve(scope('u1'));
     const second = await router.resolve(scope('u1'));
     expect(first.worker.leaseCount).toBe(2);
@@ -22,7 +17,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('ends a lease on abort of its borrower signal, once, so a later release does nothing', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const borrower = new AbortController();
     const { worker, lease } = await router.resolve(scope('u1'), { signal: borrower.signal });
     const other = await router.resolve(scope('u1'));
@@ -36,7 +31,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('holds a lease for every run() operation until it settles', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const { worker, lease } = await router.resolve(scope('u1'));
     const stalled = stalledOperation();
     const running = router.run(scope('u1'), stalled.operation);
@@ -54,7 +49,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('drops a run() lease when its caller leaves, even while the operation still runs', async () => {
-    const { router, clock } = await started();
+    const { router, clock } = await startedRouter();
     const { worker, lease } = await router.resolve(scope('u1'));
     const stalled = stalledOperation();
     const running = router.run(scope('u1'), stalled.operation, { timeoutMs: 10 });
@@ -70,7 +65,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('runs worker operations while the lease is held, by default bound to the borrower signal', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const borrower = new AbortController();
     const { worker, lease } = await router.resolve(scope('u1'), { signal: borrower.signal });
     await expect(worker.run((s) => Promise.resolve(s.userId))).resolves.toBe('u1');
@@ -85,7 +80,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('checks the time and signal of each worker operation', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const { worker, lease } = await router.resolve(scope('u1'));
     const op = jest.fn(answer(1));
     const aborted = new AbortController();
@@ -100,14 +95,14 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('refuses worker operations once the lease was released', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const { worker, lease } = await router.resolve(scope('u1'));
     lease.release();
     await expect(worker.run(answer(1))).rejects.toMatchObject({ code: 'scope_route_caller_unavailable' });
   });
 
   it('a late release cannot touch a replacement worker of the same scope', async () => {
-    const { router, clock } = await started({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
+    const { router, clock } = await startedRouter({ maxActiveScopes: 1, idleScopeTimeoutMs: 10 });
     const borrower = new AbortController();
     const old = await router.resolve(scope('a'), { signal: borrower.signal });
     borrower.abort();
@@ -124,7 +119,7 @@ describe('ScopeRouter — leases (spec 07 §4)', () => {
   });
 
   it('a lease handed out under shared routing counts on the one worker', async () => {
-    const { router } = await started({ routing: 'shared', durable: false });
+    const { router } = await startedRouter({ routing: 'shared', durable: false });
     const a = await router.resolve(scope('a'));
     const b = await router.resolve(scope('b'));
     expect(a.worker.incarnation).toBe(b.worker.incarnation);

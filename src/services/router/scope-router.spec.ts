@@ -1,28 +1,16 @@
 import { inspect } from 'node:util';
-import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation } from '../../../test/services/router-fixture';
+import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation, startedRouter, TimerlessClock } from '../../../test/services/router-fixture';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope, scopeKey } from '../service-scope';
 import type { ArtifactScope } from '../services.types';
 import { ScopeRouter } from './scope-router';
 import { SHARED_SCOPE_KEY } from './router-options';
-import { ManualClock } from '../../testing/manual-clock';
 
-/** A clock whose timers never fire: deadlines pass unnoticed until a stage rechecks them. */
-class TimerlessClock extends ManualClock {
-  override setTimer(): unknown {
-    return {};
-  }
-}
 
-async function started(overrides: Parameters<typeof routerFixture>[0] = {}) {
-  const fixture = routerFixture(overrides);
-  await fixture.router.start();
-  return fixture;
-}
 
 describe('ScopeRouter — workers (spec 07 §4)', () => {
   it('reuses one worker for the same scope', async () => {
-    const { router, opensOf } = await started();
+    const { router, opensOf } = await startedRouter();
     await expect(router.run(scope('u1'), answer(1))).resolves.toBe(1);
     await expect(router.run(scope('u1'), answer(2))).resolves.toBe(2);
     const first = await router.resolve(scope('u1'));
@@ -33,7 +21,7 @@ describe('ScopeRouter — workers (spec 07 §4)', () => {
   });
 
   it('runs the operations of one scope one at a time in arrival order', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const stalled = stalledOperation();
     const results = [router.run(scope('u1'), stalled.operation), router.run(scope('u1'), stalled.operation), router.run(scope('u1'), stalled.operation)];
     await flush();
@@ -51,7 +39,7 @@ describe('ScopeRouter — workers (spec 07 §4)', () => {
   });
 
   it('runs operations of different scopes concurrently', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const stalled = stalledOperation();
     const a = router.run(scope('a'), stalled.operation);
     const b = router.run(scope('b'), stalled.operation);
@@ -102,7 +90,7 @@ describe('ScopeRouter — workers (spec 07 §4)', () => {
 
 describe('ScopeRouter — warm path', () => {
   it('completes a warm call while cold routes are stalled and the router queue is full', async () => {
-    const { router, control } = await started({ maxRouterQueue: 2 });
+    const { router, control } = await startedRouter({ maxRouterQueue: 2 });
     await router.run(scope('warm'), answer('ready'));
     control.stallOpens = true;
     const cold = [router.run(scope('c1'), answer(1)), router.run(scope('c2'), answer(2))];
@@ -118,7 +106,7 @@ describe('ScopeRouter — warm path', () => {
   });
 
   it('refuses a warm call whose signal already aborted or that has no time, without queueing it', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     await router.run(scope('u1'), answer(0));
     const op = jest.fn(answer(1));
     const controller = new AbortController();
@@ -131,7 +119,7 @@ describe('ScopeRouter — warm path', () => {
 
 describe('ScopeRouter — per operation', () => {
   it('passes the remaining time (≥ 1 ms) and a signal that aborts when the call times out', async () => {
-    const { router, clock, control, opens } = await started();
+    const { router, clock, control, opens } = await startedRouter();
     control.stallOpens = true;
     const stalled = stalledOperation();
     const result = router.run(scope('u1'), stalled.operation, { timeoutMs: 500 });
@@ -150,7 +138,7 @@ describe('ScopeRouter — per operation', () => {
   });
 
   it('gives a queued operation whose time ran out `timeout` without calling it', async () => {
-    const { router, clock } = await started();
+    const { router, clock } = await startedRouter();
     const stalled = stalledOperation();
     const first = router.run(scope('u1'), stalled.operation, { timeoutMs: 1000 });
     const second = jest.fn(answer('never'));
@@ -166,7 +154,7 @@ describe('ScopeRouter — per operation', () => {
 
   it('refuses an operation whose time ran out before its turn without calling it, even when no timer fired', async () => {
     const clock = new TimerlessClock();
-    const { router } = await started({ clock });
+    const { router } = await startedRouter({ clock });
     const stalled = stalledOperation();
     const first = router.run(scope('u1'), stalled.operation);
     const second = jest.fn(answer('never'));
@@ -180,7 +168,7 @@ describe('ScopeRouter — per operation', () => {
   });
 
   it('ends a queued call whose caller aborts with scope_route_caller_unavailable, without calling it', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const stalled = stalledOperation();
     const first = router.run(scope('u1'), stalled.operation);
     const controller = new AbortController();
@@ -196,7 +184,7 @@ describe('ScopeRouter — per operation', () => {
   });
 
   it('turns an adapter exception into the adapter failure code without its text', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     const rejected = await router.run(scope('u1'), () => Promise.reject(new Error('user secret content'))).catch((error: unknown) => error);
     expect(rejected).toBeInstanceOf(RuntimeServiceError);
     expect(rejected).toMatchObject({ code: 'memory_shard_adapter_failed' });
@@ -208,14 +196,14 @@ describe('ScopeRouter — per operation', () => {
   });
 
   it('lets a RuntimeServiceError of the operation pass unchanged', async () => {
-    const { router } = await started({ kind: 'artifact', adapterFailure: 'artifact_shard_adapter_failed', checkScope: checkArtifactScope, keyOf: (s) => scopeKey('artifact', s as ArtifactScope) });
+    const { router } = await startedRouter({ kind: 'artifact', adapterFailure: 'artifact_shard_adapter_failed', checkScope: checkArtifactScope, keyOf: (s) => scopeKey('artifact', s as ArtifactScope) });
     const quota = new RuntimeServiceError('artifact_quota_exceeded', { limit: 10 });
     await expect(router.run(scope('u1'), () => Promise.reject(quota))).rejects.toBe(quota);
     await expect(router.run(scope('u1'), () => Promise.reject(new Error('x')))).rejects.toMatchObject({ code: 'artifact_shard_adapter_failed' });
   });
 
   it('refuses bad call options and a non-function operation', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     await expect(router.run(scope('u1'), answer(1), { timeoutMs: -1 })).rejects.toMatchObject({
       code: 'scope_route_caller_unavailable',
       details: { reason: 'invalid_call_options', field: 'timeoutMs' },
@@ -228,7 +216,7 @@ describe('ScopeRouter — per operation', () => {
 
 describe('ScopeRouter — stop', () => {
   it('rejects later calls, old handles and in-flight work with the stale error, and ends every lease', async () => {
-    const { router, control, opens } = await started();
+    const { router, control, opens } = await startedRouter();
     const stale = () => new RuntimeServiceError('runtime_service_generation_stale');
     const { worker, lease } = await router.resolve(scope('held'));
     const stalled = stalledOperation();
@@ -256,7 +244,7 @@ describe('ScopeRouter — stop', () => {
   });
 
   it('falls back to the generation-stale code when the stale error factory throws', async () => {
-    const { router } = await started();
+    const { router } = await startedRouter();
     await router.stop(() => {
       throw new Error('factory bug');
     });
@@ -264,11 +252,11 @@ describe('ScopeRouter — stop', () => {
   });
 
   it('uses the given stale error, and the generation-stale code by default', async () => {
-    const custom = await started();
+    const custom = await startedRouter();
     class Stale extends Error {}
     await custom.router.stop(() => new Stale('stale'));
     await expect(custom.router.run(scope('a'), answer(1))).rejects.toBeInstanceOf(Stale);
-    const plain = await started();
+    const plain = await startedRouter();
     await plain.router.stop();
     await plain.router.stop();
     await expect(plain.router.run(scope('a'), answer(1))).rejects.toMatchObject({ code: 'runtime_service_generation_stale' });
@@ -289,7 +277,7 @@ describe('ScopeRouter — lifecycle, settings, status', () => {
   });
 
   it('reports the status record of spec 07 §4, frozen, also as toJSON and inspect', async () => {
-    const { router } = await started({ maxActiveScopes: 7, maxRouterQueue: 3, idleScopeTimeoutMs: 60_000 });
+    const { router } = await startedRouter({ maxActiveScopes: 7, maxRouterQueue: 3, idleScopeTimeoutMs: 60_000 });
     await router.run(scope('a'), answer(1));
     const status = router.status();
     expect(status).toEqual({
@@ -338,7 +326,7 @@ describe('ScopeRouter — lifecycle, settings, status', () => {
   });
 
   it('reports an unexpected error of its own bookkeeping once, as runtime_service_child_down', async () => {
-    const { router, childDown } = await started({
+    const { router, childDown } = await startedRouter({
       keyOf: () => {
         throw new TypeError('bug');
       },
@@ -351,7 +339,7 @@ describe('ScopeRouter — lifecycle, settings, status', () => {
   });
 
   it('aborts an operation signal only once its state is consistent, so a listener that calls back in sees it', async () => {
-    const { router, clock } = await started();
+    const { router, clock } = await startedRouter();
     const seen: unknown[] = [];
     const stalled = stalledOperation();
     let again: Promise<string> | undefined;
