@@ -18,13 +18,17 @@ export class InvokeRequest {
 
 const agentFromRoute = (context: ExecutionContext) => context.switchToHttp().getRequest<{ params: Record<string, string> }>().params.agent;
 
+/** Retries bounded by time rather than count: repeated connection cuts can fail several attempts in a row. */
+const FINISH_RETRY = Object.freeze({ attempts: 10, maxElapsedMs: 5000 });
+
 const cancelled = () => new HttpException({ status_code: 499, error: 'Client Closed Request', code: 'cancelled' }, 499);
 
 /**
  * Simulated agent work admitted per agent (the agent id is the route parameter). Each admitted call
  * is recorded in the invocation ledger: created and claimed in one statement (an outage cannot leave
  * it created and unclaimed), then finished `completed` or `cancelled` with bounded retries, so
- * `GET /invocations/:id` shows its durable record. A row whose finish never landed keeps its lease
+ * `GET /invocations/:id` shows its durable record. A claim that failed is ended `failed` at once
+ * in case it committed unanswered. A row whose finish never landed keeps its lease
  * and is failed by the lease recovery once the lease ends.
  */
 @Controller('agents')
@@ -43,16 +47,31 @@ export class InvokeController {
     const workMs = body.work_ms ?? 200;
     const id = randomUUID();
     const metadata = { workflowId: agentId, workflowVersion: '1', kind: 'agent_run' };
-    const { ownerToken } = await this.ledger.createAndClaim(id, metadata, { step: 'admitted' }, { leaseMs: workMs + 30_000 });
+    const ownerToken = randomUUID();
+    try {
+      await this.ledger.createAndClaim(id, metadata, { step: 'admitted' }, { ownerToken, leaseMs: workMs + 30_000 });
+    } catch (error) {
+      await this.endUnansweredClaim(id, ownerToken);
+      throw error;
+    }
     try {
       await sleep(workMs, systemClock, signal);
       if (permit.signal.aborted) throw cancelled();
     } catch {
       const reason = permit.signal.aborted ? 'permit_revoked' : 'client_disconnected';
-      await finishWithRetry(this.ledger, id, ownerToken, 'cancelled', { reason }, { step: 'cancelled' }).catch(() => undefined);
+      await finishWithRetry(this.ledger, id, ownerToken, 'cancelled', { reason }, { step: 'cancelled' }, FINISH_RETRY).catch(() => undefined);
       throw cancelled();
     }
-    await finishWithRetry(this.ledger, id, ownerToken, 'completed', { work_ms: workMs }, { step: 'done' });
+    await finishWithRetry(this.ledger, id, ownerToken, 'completed', { work_ms: workMs }, { step: 'done' }, FINISH_RETRY);
     return { invocation_id: id, agent_id: agentId, work_ms: workMs, completed: true };
+  }
+
+  /**
+   * A claim whose answer was lost may still have committed; the caller gets the error either way,
+   * so the row (if there is one) is ended `failed` at once instead of waiting out its lease. The
+   * owner token was chosen here, so the fence holds; `not_found` means nothing was committed.
+   */
+  private async endUnansweredClaim(id: string, ownerToken: string): Promise<void> {
+    await finishWithRetry(this.ledger, id, ownerToken, 'failed', { reason: 'claim_unanswered' }, { step: 'admitted' }, FINISH_RETRY).catch(() => undefined);
   }
 }

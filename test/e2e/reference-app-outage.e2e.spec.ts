@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import { systemClock } from '../../src/shared/clock';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
+import { LedgerError } from '../../src/ledger/ledger.errors';
 import { LEASE_RECOVERY_SETTINGS, type LeaseRecoverySettings } from '../../src/reference-app/lease-recovery.service';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { HttpClient, type HttpResult } from './support/http-client';
@@ -135,4 +136,38 @@ describe('reference service through a Postgres outage (defect 4.7)', () => {
     expect((await http.send(`/invocations/${invoked.body.invocation_id}`).result).status).toBe(200);
     expect((await http.send('/invocations/no-such-invocation').result).status).toBe(404);
   });
+
+  it('ends a claim that committed but whose answer was lost as failed at once, not after its lease', async () => {
+    const ledger = app.get(InvocationLedger);
+    await lockBack(ledger);
+    const realClaim = ledger.createAndClaim.bind(ledger);
+    const spy = jest.spyOn(ledger, 'createAndClaim').mockImplementationOnce(async (...args) => {
+      await realClaim(...args);
+      throw new LedgerError('transaction_aborted');
+    });
+    try {
+      const answer = await http.send('/agents/lost-answer/invoke', { method: 'POST', body: { work_ms: 0 } }).result;
+      expect(answer.status).toBe(503);
+    } finally {
+      spy.mockRestore();
+    }
+    const { rows } = await admin.query(`SELECT phase, outcome, owner_token FROM agent_runtime_invocations WHERE workflow_id = 'lost-answer'`);
+    expect(rows).toEqual([{ phase: 'failed', outcome: { reason: 'claim_unanswered' }, owner_token: null }]);
+  });
+
+  it('keeps retrying a finish through five failures in a row within its time bound, and records the completion', async () => {
+    const ledger = app.get(InvocationLedger);
+    await lockBack(ledger);
+    const spy = jest.spyOn(ledger, 'finish');
+    for (let i = 0; i < 5; i++) spy.mockRejectedValueOnce(new LedgerError('ledger_unavailable'));
+    try {
+      const answer = await http.send('/agents/retried-finish/invoke', { method: 'POST', body: { work_ms: 0 } }).result;
+      expect(answer.status).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(6);
+    } finally {
+      spy.mockRestore();
+    }
+    const { rows } = await admin.query(`SELECT phase FROM agent_runtime_invocations WHERE workflow_id = 'retried-finish'`);
+    expect(rows).toEqual([{ phase: 'completed' }]);
+  }, 15_000);
 });
