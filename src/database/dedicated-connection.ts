@@ -13,15 +13,7 @@ export const DEDICATED_KEEPALIVE_INITIAL_DELAY_MS = 10_000;
  */
 export function dedicatedConnectionOpener(pool: PgPool): () => Promise<DedicatedClient> {
   return async () => {
-    const options = pool.options;
-    const client = new pool.Client({
-      ...options,
-      // the pool keeps the password as a non-enumerable property, which a spread drops
-      password: options.password,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: options.keepAliveInitialDelayMillis ?? DEDICATED_KEEPALIVE_INITIAL_DELAY_MS,
-      connectionTimeoutMillis: DEDICATED_CONNECT_TIMEOUT_MS,
-    });
+    const client = new pool.Client(dedicatedConnectionConfig(pool));
     // an 'error' without a listener would crash the process; the owner watches it once connected
     client.on('error', () => undefined);
     try {
@@ -31,5 +23,18 @@ export function dedicatedConnectionOpener(pool: PgPool): () => Promise<Dedicated
       throw error;
     }
     return client;
+  };
+}
+
+/** The `pg.Client` configuration of a dedicated connection of `pool` (see {@link dedicatedConnectionOpener}). */
+export function dedicatedConnectionConfig(pool: PgPool): Record<string, unknown> {
+  const options = pool.options;
+  return {
+    ...options,
+    // the pool keeps the password as a non-enumerable property, which a spread drops
+    password: options.password,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: options.keepAliveInitialDelayMillis ?? DEDICATED_KEEPALIVE_INITIAL_DELAY_MS,
+    connectionTimeoutMillis: DEDICATED_CONNECT_TIMEOUT_MS,
   };
 }

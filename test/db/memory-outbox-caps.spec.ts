@@ -2,7 +2,8 @@ import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import type { PostgresMemoryOutbox } from '../../src/services/outbox/memory-outbox';
 import type { MemoryOutboxOptions } from '../../src/services/outbox/outbox-options';
 import { useHarness } from '../support/database-harness';
-import { eventually, openOutboxHarness, PARKED, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { openOutboxHarness, PARKED, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { eventually } from '../support/eventually';
 
 const scope = (n: number) => ({ appName: 'app-a', userId: `user-${n}` });
 let seq = 0;

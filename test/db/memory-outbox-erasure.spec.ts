@@ -8,7 +8,8 @@ import { sha256Hex } from '../../src/shared/sha256';
 import { seededRandom } from '../../src/shared/testing/seeded-random';
 import type { IngestionCount, MemoryScope } from '../../src/services/services.types';
 import { useHarness } from '../support/database-harness';
-import { eventually, openOutboxHarness, PARKED, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { openOutboxHarness, PARKED, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { eventually } from '../support/eventually';
 
 const SCOPE = Object.freeze({ appName: 'app-a', userId: 'user-1' });
 const OTHER = Object.freeze({ appName: 'app-a', userId: 'user-2' });

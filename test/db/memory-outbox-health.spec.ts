@@ -1,6 +1,7 @@
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import { useHarness } from '../support/database-harness';
-import { eventually, hang, openOutboxHarness, PARKED, RecordingTarget, sessionEvent } from '../support/outbox-harness';
+import { hang, openOutboxHarness, PARKED, RecordingTarget, sessionEvent } from '../support/outbox-harness';
+import { eventually } from '../support/eventually';
 import { rejected } from '../../src/shared/testing/rejected';
 
 const SCOPE = Object.freeze({ appName: 'app-a', userId: 'user-1' });

@@ -5,7 +5,8 @@ import { completeJob, failJob } from '../../src/services/outbox/outbox-settle';
 import { systemClock } from '../../src/shared/clock';
 import type { DataSource } from 'typeorm';
 import { useHarness } from '../support/database-harness';
-import { eventually, hang, openOutboxHarness, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { hang, openOutboxHarness, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';
+import { eventually } from '../support/eventually';
 
 const SCOPE = Object.freeze({ appName: 'app-a', userId: 'user-1' });
 const DURABLE = 'durable-local-memory-v1';

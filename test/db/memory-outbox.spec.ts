@@ -5,7 +5,8 @@ import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import { OUTBOX_TABLE_SPECS } from '../../src/services/outbox/outbox.schema';
 import { scopeUsageKey } from '../../src/services/outbox/outbox-usage';
 import { useHarness } from '../support/database-harness';
-import { eventually, failWith, hang, openOutboxHarness, PARKED, RecordingTarget, sessionEvent } from '../support/outbox-harness';
+import { failWith, hang, openOutboxHarness, PARKED, RecordingTarget, sessionEvent } from '../support/outbox-harness';
+import { eventually } from '../support/eventually';
 import { rejected } from '../../src/shared/testing/rejected';
 
 const SCOPE = Object.freeze({ appName: 'app-a', userId: 'user-1' });

@@ -1,0 +1,89 @@
+import createPostgresSubscriber, { type Subscriber } from 'pg-listen';
+import { dedicatedConnectionConfig } from './dedicated-connection';
+import type { PgPool } from './postgres-pool';
+import { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './instance-lock';
+
+/** What a {@link NotificationListener} tells its owner. */
+export interface NotificationHandlers {
+  /** A notification on one of the channels; the payload as sent (text, possibly empty). */
+  readonly notified: (channel: string, payload: string) => void;
+  /**
+   * The connection is back after a loss and LISTENs again. Notifications sent while it was down are
+   * lost, so the owner re-reads what it waits for here.
+   */
+  readonly reconnected?: () => void;
+}
+
+/** Options of a {@link NotificationListener}. */
+export interface NotificationListenerOptions {
+  /** Channels to LISTEN on (plain identifiers). */
+  readonly channels: readonly string[];
+  /** Pause between reconnection attempts: doubling from `initialMs` up to `maxMs`. @default {initialMs: 100, maxMs: 5000} */
+  readonly backoff?: ReconnectBackoff;
+  /** Interval of the `SELECT` that finds a connection that silently stopped answering, in ms. @default 5000 */
+  readonly livenessCheckMs?: number;
+}
+
+/**
+ * LISTEN on a dedicated connection of `pool` (the pool's credentials and TLS), through `pg-listen`,
+ * which reconnects with backoff, for ever, and LISTENs again on the new connection. `connected` is
+ * false from the loss until then. A failure is never thrown at the owner after `start()`: it shows
+ * as `connected: false` and, once back, as `reconnected()`.
+ */
+export class NotificationListener {
+  private readonly subscriber: Subscriber;
+  private isConnected = false;
+  private started = false;
+
+  constructor(
+    pool: PgPool,
+    private readonly options: NotificationListenerOptions,
+    private readonly handlers: NotificationHandlers,
+  ) {
+    const { initialMs, maxMs } = options.backoff ?? DEFAULT_RECONNECT_BACKOFF;
+    const identity = (text: string) => text;
+    this.subscriber = createPostgresSubscriber(dedicatedConnectionConfig(pool), {
+      parse: identity,
+      serialize: identity,
+      retryInterval: (attempt) => Math.min(maxMs, initialMs * 2 ** attempt),
+      retryLimit: Infinity,
+      // 0 turns pg-listen's give-up timeout off: the listener lives as long as its owner
+      retryTimeout: 0,
+      paranoidChecking: options.livenessCheckMs ?? 5000,
+    });
+    const events = this.subscriber.events;
+    events.on('notification', ({ channel, payload }) => this.handlers.notified(channel, typeof payload === 'string' ? payload : ''));
+    events.on('reconnect', () => {
+      this.isConnected = false;
+    });
+    events.on('connected', () => {
+      const wasStarted = this.started && !this.isConnected;
+      this.isConnected = true;
+      if (wasStarted) this.handlers.reconnected?.();
+    });
+    // without a listener an 'error' event would crash the process; losses are retried by pg-listen
+    events.on('error', () => {
+      this.isConnected = false;
+    });
+  }
+
+  /** True while the connection is up and LISTENs on every channel. */
+  get connected(): boolean {
+    return this.isConnected;
+  }
+
+  /** Connects and LISTENs; a failure rejects with the driver's error (the caller maps it). */
+  async start(): Promise<void> {
+    await this.subscriber.connect();
+    for (const channel of this.options.channels) await this.subscriber.listenTo(channel);
+    this.isConnected = true;
+    this.started = true;
+  }
+
+  /** Closes the connection; no reconnection follows. */
+  async close(): Promise<void> {
+    this.isConnected = false;
+    this.started = false;
+    await this.subscriber.close().catch(() => undefined);
+  }
+}
