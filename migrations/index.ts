@@ -6,12 +6,15 @@ import { EvaluationStore1764800000000 } from './1764800000000-evaluation-store';
 import { RuntimeArtifacts1764900000000 } from './1764900000000-runtime-artifacts';
 import { RuntimeMemory1764900000001 } from './1764900000001-runtime-memory';
 import { MemoryOutbox1764900000002 } from './1764900000002-memory-outbox';
+import { ClusterInstances1765000000000 } from './1765000000000-cluster-instances';
+import { ClusterAdmission1765000000001 } from './1765000000001-cluster-admission';
+import { ClusterRuns1765000000002 } from './1765000000002-cluster-runs';
 
 /**
  * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
  * list serves the compiled CLI, the reference app and the Jest global setup.
  */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -35,4 +38,7 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   RuntimeArtifacts1764900000000: { tables: ['agent_runtime_artifacts', 'agent_runtime_artifact_heads'] },
   RuntimeMemory1764900000001: { tables: ['agent_runtime_memory_entries', 'agent_runtime_memory_erasure_epochs'] },
   MemoryOutbox1764900000002: { tables: ['agent_runtime_memory_outbox_jobs', 'agent_runtime_memory_outbox_usage'] },
+  ClusterInstances1765000000000: { tables: ['agent_runtime_cluster_instances'] },
+  ClusterAdmission1765000000001: { tables: ['agent_runtime_admission_config', 'agent_runtime_admission_permits', 'agent_runtime_admission_queue'] },
+  ClusterRuns1765000000002: { tables: ['agent_runtime_runs', 'agent_runtime_run_items'] },
 });

@@ -25,6 +25,11 @@ export function advisoryLockKey(namespace: string, id: string): string {
   return createHash('sha256').update(`${namespace}:${id}`, 'utf8').digest().readBigInt64BE(0).toString();
 }
 
+/** SQL computing {@link advisoryLockKey} of `namespace` (a trusted constant) over the text expression `idSql`. */
+export function advisoryLockKeySql(namespace: string, idSql: string): string {
+  return `('x' || left(encode(sha256(convert_to('${namespace}:' || ${idSql}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+}
+
 /**
  * A session-level advisory lock that advertises its holder (a ledger instance, a single owner of a
  * service) as alive, held on a dedicated connection for the holder's lifetime. When that connection

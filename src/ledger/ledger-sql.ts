@@ -6,6 +6,7 @@
  * round trip. Internal; exported for the benchmark's raw floor.
  */
 
+import { advisoryLockKeySql } from '../database/instance-lock';
 import { LEDGER_INSTANCE_LOCK_NAMESPACE } from './ledger-instance-key';
 
 /** Verdict column of the deciding statements; `'ok'` means the write happened. */
@@ -39,8 +40,7 @@ export interface LedgerStatements {
 const nowOr = (parameter: string) => `COALESCE(${parameter}::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)`;
 
 /** The advisory-lock key of an instance id: the first 8 bytes (signed) of SHA-256 over the prefixed id. */
-const instanceKey = (column: string) =>
-  `('x' || left(encode(sha256(convert_to('${LEDGER_INSTANCE_LOCK_NAMESPACE}:' || ${column}, 'UTF8')), 'hex'), 16))::bit(64)::bigint`;
+const instanceKey = (column: string) => advisoryLockKeySql(LEDGER_INSTANCE_LOCK_NAMESPACE, column);
 
 const recordColumns = (t: string) =>
   `${t}.id, ${t}.workflow_id, ${t}.workflow_version, ${t}.kind, ${t}.checkpoint::text AS checkpoint_json, ${t}.phase, ` +

@@ -72,6 +72,9 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
           missingRow('RuntimeArtifacts1764900000000'),
           missingRow('RuntimeMemory1764900000001'),
           missingRow('MemoryOutbox1764900000002'),
+          missingRow('ClusterInstances1765000000000'),
+          missingRow('ClusterAdmission1765000000001'),
+          missingRow('ClusterRuns1765000000002'),
         ],
       },
     });

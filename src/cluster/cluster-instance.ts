@@ -1,0 +1,104 @@
+import { hostname } from 'node:os';
+import type { DataSource } from 'typeorm';
+import { dedicatedConnectionOpener } from '../database/dedicated-connection';
+import { advisoryLockKey, advisoryLockKeySql, InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
+import { classifyFailure, type PostgresFailure } from '../database/postgres-failure';
+import { poolOf, type PgPool } from '../database/postgres-pool';
+import { runStatement } from '../database/statement-runner';
+import { systemClock, type Clock } from '../shared/clock';
+import { isValidId } from '../shared/id-rule';
+import { randomId } from '../shared/random-id';
+import { ClusterError } from './cluster.errors';
+
+/** Namespace of the cluster instances' advisory locks. */
+export const CLUSTER_INSTANCE_LOCK_NAMESPACE = 'agent_runtime.cluster.instance';
+
+/** SQL giving the lock key of the instance id in the text expression `idSql`. */
+export const clusterInstanceKeySql = (idSql: string): string => advisoryLockKeySql(CLUSTER_INSTANCE_LOCK_NAMESPACE, idSql);
+
+/**
+ * SQL that is true when the instance in `idSql` is dead: its lock is free, so the shared probe
+ * lock (held to the end of the transaction) is granted. It conflicts with the owner's exclusive
+ * session lock only, so two instances probing the same dead one do not see each other as live.
+ */
+export const instanceIsDeadSql = (idSql: string): string => `pg_try_advisory_xact_lock_shared(${clusterInstanceKeySql(idSql)})`;
+
+/** Options of a {@link ClusterInstance}. */
+export interface ClusterInstanceOptions {
+  /** An initialised TypeORM Postgres DataSource; the instance uses its pool and one dedicated connection. */
+  readonly dataSource: DataSource;
+  /** This instance's id: 1..128 characters without control characters. @default hostname + pid + a random suffix */
+  readonly instanceId?: string;
+  /** Clock of the lock's reconnection. @default systemClock */
+  readonly clock?: Clock;
+  /** Reconnection backoff of the lock connection. @default {initialMs: 100, maxMs: 5000} */
+  readonly backoff?: ReconnectBackoff;
+}
+
+/**
+ * One instance of a cluster (spec 08 §2): its id, its row in `agent_runtime_cluster_instances`,
+ * and the kernel's instance lock held on a dedicated connection, which makes it live. Cluster
+ * admission and the Postgres run store of one process share one of these.
+ */
+export class ClusterInstance {
+  readonly instanceId: string;
+  readonly pool: PgPool;
+  private readonly lock: InstanceLock;
+  private started = false;
+
+  constructor(options: ClusterInstanceOptions) {
+    const pool = poolOf(options?.dataSource);
+    if (!pool) throw new ClusterError('invalid_cluster_options', { field: 'dataSource' });
+    const instanceId = options.instanceId ?? defaultInstanceId();
+    if (!isValidId(instanceId, 128)) throw new ClusterError('invalid_cluster_options', { field: 'instanceId' });
+    this.instanceId = instanceId;
+    this.pool = pool;
+    this.lock = new InstanceLock(dedicatedConnectionOpener(pool), advisoryLockKey(CLUSTER_INSTANCE_LOCK_NAMESPACE, instanceId), options.clock ?? systemClock, options.backoff);
+  }
+
+  /** True while this instance holds its lock, i.e. while other instances see it as live. */
+  get live(): boolean {
+    return this.lock.held;
+  }
+
+  /**
+   * Takes the instance lock and registers the instance. `cluster_instance_id_in_use` when another
+   * live session holds the id; `cluster_unavailable` when the database cannot be reached. Idempotent.
+   */
+  async start(): Promise<void> {
+    if (this.started) return;
+    try {
+      await this.lock.connect();
+      if (!(await this.lock.acquire())) throw new ClusterError('cluster_instance_id_in_use');
+      await runStatement(
+        this.pool,
+        'INSERT INTO agent_runtime_cluster_instances (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO UPDATE SET joined_at = clock_timestamp()',
+        [this.instanceId],
+        unavailable,
+      );
+      this.started = true;
+    } catch (error) {
+      await this.lock.close();
+      if (ClusterError.isClusterError(error)) throw error;
+      throw new ClusterError('cluster_unavailable', { ...classifyFailure(error).codes });
+    }
+  }
+
+  /** Releases the lock (other instances then see this one as dead) and removes the row when it can. */
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    await runStatement(this.pool, 'DELETE FROM agent_runtime_cluster_instances WHERE instance_id = $1', [this.instanceId], unavailable).catch(() => undefined);
+    await this.lock.close();
+  }
+}
+
+/** The cluster's reading of a database failure: `cluster_unavailable` with the SQLSTATE or socket code only. */
+export function unavailable(failure: PostgresFailure): ClusterError {
+  return new ClusterError('cluster_unavailable', { ...failure.codes });
+}
+
+function defaultInstanceId(): string {
+  const host = hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'host';
+  return `${host}-${process.pid}-${randomId('').slice(0, 8)}`;
+}
