@@ -1,3 +1,4 @@
+import type { AdmissionService } from './admission-service';
 import { systemClock, type Clock } from '../shared/clock';
 import { DeadlineTimer } from '../shared/deadline-timer';
 import { handled, rejectedWith } from '../shared/handled-promise';
@@ -39,7 +40,7 @@ const invalidOptions = (field: string) => new AdmissionError('invalid_admission_
  * const admission = new AdmissionController({ globalLimit: 256, overflow: 'queue' });
  * const answer = await admission.run('support-agent', (permit, signal) => callModel(signal));
  */
-export class AdmissionController {
+export class AdmissionController implements AdmissionService {
   private readonly config: ResolvedAdmissionConfig;
   private readonly clock: Clock;
   private readonly events: TelemetrySink | undefined;

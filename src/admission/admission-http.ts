@@ -18,6 +18,7 @@ export const ADMISSION_HTTP_ERRORS: HttpErrorTable<AdmissionErrorCode> = Object.
   admission_queue_full: { status: 429, retryAfter: true },
   queue_deadline_exceeded: { status: 503, retryAfter: true },
   deployment_draining: { status: 503, retryAfter: true },
+  admission_store_unavailable: { status: 503, retryAfter: true },
   cancelled: { status: CLIENT_CLOSED_REQUEST },
   owner_down: { status: CLIENT_CLOSED_REQUEST },
   invalid_agent_id: { status: 400 },

@@ -18,7 +18,10 @@ export type AdmissionErrorCode =
   | 'invalid_permit'
   | 'drain_timeout'
   | 'invalid_drain_timeout'
-  | 'permit_revoked';
+  | 'permit_revoked'
+  // cluster mode (spec 08 §3, §5)
+  | 'admission_store_unavailable'
+  | 'cluster_config_mismatch';
 
 /** The error of the admission controller: a code, and details that never carry input, refs or ids. */
 export class AdmissionError extends AgentRuntimeError<AdmissionErrorCode> {
