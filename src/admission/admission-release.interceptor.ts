@@ -1,6 +1,7 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
 import { finalize, type Observable } from 'rxjs';
-import { AdmissionController } from './admission-controller';
+import type { AdmissionService } from './admission-service';
+import { ADMISSION_SERVICE } from './admission.constants';
 import { releaseOnce } from './admission-release';
 import { admissionStateOf } from './admission.constants';
 
@@ -11,7 +12,7 @@ import { admissionStateOf } from './admission.constants';
  */
 @Injectable()
 export class AdmissionReleaseInterceptor implements NestInterceptor {
-  constructor(private readonly controller: AdmissionController) {}
+  constructor(@Inject(ADMISSION_SERVICE) private readonly controller: AdmissionService) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const state = context.getType() === 'http' ? admissionStateOf(context.switchToHttp().getRequest<object>()) : undefined;

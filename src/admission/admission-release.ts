@@ -1,4 +1,4 @@
-import type { AdmissionController } from './admission-controller';
+import type { AdmissionService } from './admission-service';
 import type { AdmissionRequestState } from './admission.constants';
 import { AdmissionError } from './admission.errors';
 import type { Permit } from './permit';
@@ -49,7 +49,7 @@ export class AdmittedRequest implements AdmissionRequestState {
 }
 
 /** Releases the request's permit once; later calls do nothing. */
-export function releaseOnce(controller: AdmissionController, state: AdmissionRequestState): void {
+export function releaseOnce(controller: AdmissionService, state: AdmissionRequestState): void {
   if (state.done) return;
   state.done = true;
   controller.release(state.permit);

@@ -5,6 +5,12 @@ import type { Permit } from './permit';
 /** Injection token of the module's `AdmissionConfig`. */
 export const ADMISSION_OPTIONS = Symbol('ADMISSION_OPTIONS');
 
+/**
+ * Injection token of the admission controller in use: an `AdmissionController`, or a
+ * `ClusterAdmissionController` when the module has `cluster` options. Both are an `AdmissionService`.
+ */
+export const ADMISSION_SERVICE = Symbol('ADMISSION_SERVICE');
+
 /** Metadata key written by `@Admission()`. */
 export const ADMISSION_ROUTE = 'agent_runtime:admission';
 

@@ -1,13 +1,14 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ServerResponse } from 'node:http';
 import { isValidId } from '../shared/id-rule';
-import { AdmissionController } from './admission-controller';
+import type { AdmissionService } from './admission-service';
 import { admissionHttpException } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';
 import type { AdmissionRequestOptions } from './admission-request';
-import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, type AdmissionRouteMetadata } from './admission.constants';
+import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteMetadata } from './admission.constants';
 import { AdmissionError } from './admission.errors';
+import type { SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 
 /** A route's metadata, read once per handler and class. */
@@ -31,7 +32,7 @@ export class AdmissionGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly controller: AdmissionController,
+    @Inject(ADMISSION_SERVICE) private readonly controller: AdmissionService,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
@@ -66,8 +67,22 @@ export class AdmissionGuard implements CanActivate {
     } catch (error) {
       throw this.fail(error, response);
     }
+    // a cluster controller decides in a database transaction
+    if (!('status' in submitted)) {
+      return submitted.then(
+        (result) => this.afterSubmit(request, response, state, result, isClosed(raw)),
+        (error: unknown) => {
+          throw this.fail(error, response);
+        },
+      );
+    }
     // granted in the same tick: the connection cannot have closed since it was last looked at
-    if (submitted.status === 'granted') return this.admitted(request, response, state, submitted.permit, closedBefore);
+    return this.afterSubmit(request, response, state, submitted, closedBefore);
+  }
+
+  private afterSubmit(request: object, response: object, state: AdmittedRequest, submitted: SubmitResult, closed: boolean): true | Promise<true> {
+    if (submitted.status === 'granted') return this.admitted(request, response, state, submitted.permit, closed);
+    const raw = rawResponse(response);
     return this.controller.await(submitted.requestRef).then(
       (permit) => this.admitted(request, response, state, permit, isClosed(raw)),
       (error: unknown) => {

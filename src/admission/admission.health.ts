@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
 import { indicatorResult } from '../health/readiness-report';
-import { AdmissionController } from './admission-controller';
+import type { AdmissionService } from './admission-service';
+import { ADMISSION_SERVICE } from './admission.constants';
 
 /**
  * Readiness of admission: `down` while draining, `up` otherwise, with data
@@ -13,7 +14,7 @@ import { AdmissionController } from './admission-controller';
 @ReadinessIndicator('admission')
 @Injectable()
 export class AdmissionHealthIndicator implements ComponentHealthIndicator {
-  constructor(private readonly controller: AdmissionController) {}
+  constructor(@Inject(ADMISSION_SERVICE) private readonly controller: AdmissionService) {}
 
   isHealthy(key = 'admission'): HealthIndicatorResult {
     const status = this.controller.status();

@@ -8,7 +8,7 @@ import { AdmissionController } from './admission-controller';
 import { AdmissionGuard } from './admission.guard';
 import { AdmissionHealthIndicator } from './admission.health';
 import { AdmissionReleaseInterceptor } from './admission-release.interceptor';
-import { ADMISSION_OPTIONS } from './admission.constants';
+import { ADMISSION_OPTIONS, ADMISSION_SERVICE } from './admission.constants';
 import { AdmissionError } from './admission.errors';
 
 /** A class that builds the admission configuration (`useClass` / `useExisting`). */
@@ -74,7 +74,7 @@ const admissionModule = moduleBuilder<AdmissionConfig, AdmissionOptionsFactory>(
   invalid: (details) => new AdmissionError('invalid_admission_control_config', details),
   metadata: () => ({
     imports: [AgentRuntimeHealthModule],
-    providers: [controllerProvider, AdmissionGuard, AdmissionReleaseInterceptor, AdmissionHealthIndicator],
-    exports: [AdmissionController, ADMISSION_OPTIONS, AdmissionGuard, AdmissionReleaseInterceptor, AdmissionHealthIndicator],
+    providers: [controllerProvider, { provide: ADMISSION_SERVICE, useExisting: AdmissionController }, AdmissionGuard, AdmissionReleaseInterceptor, AdmissionHealthIndicator],
+    exports: [AdmissionController, ADMISSION_SERVICE, ADMISSION_OPTIONS, AdmissionGuard, AdmissionReleaseInterceptor, AdmissionHealthIndicator],
   }),
 });

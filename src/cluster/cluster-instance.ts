@@ -44,6 +44,7 @@ export class ClusterInstance {
   readonly instanceId: string;
   readonly pool: PgPool;
   private readonly lock: InstanceLock;
+  private readonly components = new Map<string, () => boolean>();
   private started = false;
 
   constructor(options: ClusterInstanceOptions) {
@@ -59,6 +60,18 @@ export class ClusterInstance {
   /** True while this instance holds its lock, i.e. while other instances see it as live. */
   get live(): boolean {
     return this.lock.held;
+  }
+
+  /** Adds a part of this instance (cluster admission, the run store) whose connection readiness reports. */
+  attach(component: string, connected: () => boolean): void {
+    this.components.set(component, connected);
+  }
+
+  /** `{instance_live, <component>_connected…}`: what readiness reports, no ids. */
+  health(): Readonly<Record<string, boolean>> {
+    const report: Record<string, boolean> = { instance_live: this.live };
+    for (const [component, connected] of this.components) report[`${component}_connected`] = connected();
+    return Object.freeze(report);
   }
 
   /**

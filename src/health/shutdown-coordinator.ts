@@ -5,9 +5,10 @@ import { within } from '../shared/timeout';
 /**
  * The written shutdown order (conventions, "Health and shutdown"): readiness goes down and admission
  * stops accepting; the run registry cancels or pauses its runs; admission waits for the remaining
- * permits; then the service bundle and eval service, the ledger, and finally the DataSource close.
+ * permits; then the service bundle and eval service, the ledger, the cluster instance (its lock,
+ * which makes it live to the others), and finally the DataSource close.
  */
-export const SHUTDOWN_PHASES = ['drain_begin', 'runs', 'admission_drain', 'services', 'ledger', 'database'] as const;
+export const SHUTDOWN_PHASES = ['drain_begin', 'runs', 'admission_drain', 'services', 'ledger', 'cluster', 'database'] as const;
 
 export type ShutdownPhase = (typeof SHUTDOWN_PHASES)[number];
 

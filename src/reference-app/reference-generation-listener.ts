@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { AdmissionController } from '../admission/admission-controller';
+import type { AdmissionService } from '../admission/admission-service';
+import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import { InvocationLedger } from '../ledger/invocation-ledger';
 import { AuditSink } from '../policy/audit-log/audit-sink';
 import { RuntimePolicy } from '../policy/runtime-policy';
@@ -18,7 +19,7 @@ export class ReferenceGenerationListener implements OnModuleInit {
   constructor(
     private readonly services: RuntimeServiceSupervisor,
     private readonly registry: RunRegistry,
-    private readonly admission: AdmissionController,
+    @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService,
     private readonly policy: RuntimePolicy,
     @Inject(AuditSink) private readonly auditSink: AuditSink,
     private readonly ledger: InvocationLedger,

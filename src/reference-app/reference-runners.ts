@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { AdmissionController } from '../admission/admission-controller';
+import type { AdmissionService } from '../admission/admission-service';
+import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import { InvocationLedger } from '../ledger/invocation-ledger';
 import { AuditSink } from '../policy/audit-log/audit-sink';
 import { RuntimePolicy } from '../policy/runtime-policy';
@@ -23,9 +24,9 @@ export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
 
 /** The reference service's runners, built on the bundle's current generation (see {@link referenceRunnerBuilder}). */
 export const referenceRunsOptions: RunsModuleAsyncOptions = {
-  inject: [AdmissionController, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
+  inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
   useFactory: async (
-    admission: AdmissionController,
+    admission: AdmissionService,
     policy: RuntimePolicy,
     auditSink: AuditSink,
     ledger: InvocationLedger,
@@ -43,7 +44,7 @@ export const referenceRunsOptions: RunsModuleAsyncOptions = {
 
 /** What every reference Runner shares besides the bundle's services. */
 interface ReferenceRunnerParts {
-  readonly admission: AdmissionController;
+  readonly admission: AdmissionService;
   readonly policy: RuntimePolicy;
   readonly auditSink: AuditSink;
   readonly ledger: InvocationLedger;

@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Optional, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { AdmissionController } from '../admission/admission-controller';
+import type { AdmissionService } from '../admission/admission-service';
+import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import type { AdmissionStatus } from '../admission/admission.types';
 import { EvalService } from '../evaluation/service/eval-service';
 import { ReadinessService } from '../health/readiness.service';
@@ -9,7 +10,7 @@ import type { ReadinessReport } from '../health/readiness-report';
 /** `GET /admission/status`: the controller's aggregate, content-free status record. */
 @Controller('admission')
 export class AdmissionStatusController {
-  constructor(private readonly admission: AdmissionController) {}
+  constructor(@Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService) {}
 
   @Get('status')
   status(): AdmissionStatus {

@@ -1,0 +1,89 @@
+import { DynamicModule, Global, Inject, Module, type Provider } from '@nestjs/common';
+import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
+import { ShutdownCoordinator } from '../health/shutdown-coordinator';
+import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/module-builder';
+import { isNonEmptyString } from '../shared/option-rules';
+import { readOptions, optionFailureDetails } from '../shared/option-reader';
+import { ClusterInstance } from './cluster-instance';
+import { ClusterError } from './cluster.errors';
+import { ClusterHealthIndicator } from './cluster.health';
+
+/** Injection token of the resolved `ClusterModule` options. */
+export const CLUSTER_MODULE_OPTIONS = Symbol('CLUSTER_MODULE_OPTIONS');
+
+/** Options of `ClusterModule.forRoot` (spec 08 §2). Unknown keys stop bootstrap with `invalid_cluster_options`. */
+export interface ClusterModuleOptions {
+  /** This instance's id; must differ between instances. @default hostname + pid + a random suffix */
+  instanceId?: string;
+  /** Name of the `@nestjs/typeorm` DataSource the cluster shares. @default the default DataSource */
+  dataSourceName?: string;
+}
+
+/** A class that builds the cluster options (`useClass` / `useExisting`). */
+export interface ClusterOptionsFactory {
+  createClusterOptions(): ClusterModuleOptions | Promise<ClusterModuleOptions>;
+}
+
+/** Options of `ClusterModule.forRootAsync`; `dataSourceName` is given beside the factory, as for the ledger. */
+export interface ClusterModuleAsyncOptions extends ModuleAsyncOptions<ClusterModuleOptions, ClusterOptionsFactory> {
+  dataSourceName?: string;
+}
+
+/**
+ * Global module that makes this process an instance of a cluster on the TypeORM DataSource: it
+ * provides the started `ClusterInstance` (its id and the instance lock that makes it live to the
+ * others), which `AdmissionModule.forRoot({..., cluster: {}})` and `RunsModule.forRoot({..., store:
+ * 'postgres'})` use, and `ClusterHealthIndicator`. A taken instance id (`cluster_instance_id_in_use`)
+ * or an unreachable database (`cluster_unavailable`) stops bootstrap. The instance stops in the
+ * shutdown coordinator's `cluster` step, after admission drained and the runs were handed over.
+ */
+@Global()
+@Module({})
+export class ClusterModule {
+  constructor(@Inject(ClusterInstance) instance: ClusterInstance, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+    coordinator.register({ component: 'cluster_instance', phase: 'cluster', run: () => instance.stop(), counts: () => ({ live: instance.live }) });
+  }
+
+  static forRoot(options: ClusterModuleOptions = {}): DynamicModule {
+    return clusterModule.forRoot(options);
+  }
+
+  static forRootAsync(options: ClusterModuleAsyncOptions): DynamicModule {
+    return clusterModule.forRootAsync(options);
+  }
+}
+
+function resolveClusterModuleOptions(options: unknown): { instanceId?: string } {
+  const read = readOptions(options, { instanceId: isNonEmptyString }, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw new ClusterError('invalid_cluster_options', optionFailureDetails(read.fields));
+  return Object.freeze({ ...(read.values as { instanceId?: string }) });
+}
+
+function instanceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
+  // @nestjs/typeorm is an optional peer, needed only when this module is used
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+  return {
+    provide: ClusterInstance,
+    inject: [CLUSTER_MODULE_OPTIONS, getDataSourceToken(declared.dataSourceName as string | undefined)],
+    useFactory: async (options: { instanceId?: string }, dataSource: never) => {
+      const instance = new ClusterInstance({ dataSource, ...options });
+      await instance.start();
+      return instance;
+    },
+  };
+}
+
+const clusterModule = moduleBuilder<ClusterModuleOptions, ClusterOptionsFactory, 'dataSourceName'>({
+  module: ClusterModule,
+  optionsToken: CLUSTER_MODULE_OPTIONS,
+  factoryMethod: 'createClusterOptions',
+  declared: { dataSourceName: isNonEmptyString },
+  resolve: resolveClusterModuleOptions,
+  invalid: (details) => new ClusterError('invalid_cluster_options', details),
+  metadata: (declared) => ({
+    imports: [AgentRuntimeHealthModule],
+    providers: [instanceProvider(declared), ClusterHealthIndicator],
+    exports: [ClusterInstance, CLUSTER_MODULE_OPTIONS, ClusterHealthIndicator],
+  }),
+});
