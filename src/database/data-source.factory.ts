@@ -1,3 +1,4 @@
+import { advisoryLockKey } from './instance-lock';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATION_OBJECTS, AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 import { assertMigrationRowsPresent } from './migration-preflight';
@@ -36,11 +37,20 @@ export function createAgentRuntimeDataSource(url: string, overrides: Partial<Dat
 export async function runAgentRuntimeMigrations(url: string): Promise<string[]> {
   const dataSource = createAgentRuntimeDataSource(url);
   await dataSource.initialize();
+  // instances of a cluster start together: one runs the migrations, the others then find none pending
+  const lockHolder = dataSource.createQueryRunner();
   try {
+    await lockHolder.connect();
+    await lockHolder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await assertMigrationRowsPresent(dataSource, AGENT_RUNTIME_MIGRATION_OBJECTS);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     return applied.map((migration) => migration.name);
   } finally {
+    await lockHolder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await lockHolder.release().catch(() => undefined);
     await dataSource.destroy();
   }
 }
+
+/** Session advisory lock serialising migration runs on one database (released with its connection). */
+const MIGRATION_LOCK_KEY = advisoryLockKey('agent_runtime.migrations', 'run');

@@ -81,6 +81,12 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
     expect(await appliedRows(client)).toEqual([]);
   });
 
+  it('serialises runs that start together (instances of a cluster): one applies every migration, the other finds none pending', async () => {
+    database = await createFreshDatabase({ migrate: false });
+    const both = await Promise.all([runAgentRuntimeMigrations(database.url), runAgentRuntimeMigrations(database.url)]);
+    expect(both.map((applied) => applied.length).sort((a, b) => a - b)).toEqual([0, names.length]);
+  });
+
   it('migrates an empty database, then finds nothing pending', async () => {
     database = await createFreshDatabase({ migrate: false });
     expect(await runAgentRuntimeMigrations(database.url)).toEqual(names);
