@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { runAgentRuntimeMigrations } from './database/data-source.factory';
@@ -21,8 +22,9 @@ async function main(): Promise<void> {
 
   const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url }), { forceCloseConnections: true });
   setUpReferenceApp(app);
-  const port = Number(process.env.PORT ?? 3000);
-  await app.listen(port);
+  await app.listen(Number(process.env.PORT ?? 3000));
+  // PORT=0 takes a free port: report the one the server got
+  const { port } = app.getHttpServer().address() as AddressInfo;
   const base = `http://localhost:${port}`;
   logger.log(
     [

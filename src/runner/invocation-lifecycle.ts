@@ -5,7 +5,7 @@ import { handled } from '../shared/handled-promise';
 import type { ReadonlyContext } from './agent.types';
 import { linksOf, runObservers } from './hook-chain';
 import { traceRunner } from './runner-trace';
-import { cancelReasonOf, type InvocationScope } from './invocation-scope';
+import { cancelReasonOf, HANDOVER_REASON, type InvocationScope } from './invocation-scope';
 import { RunnerError } from './runner.errors';
 import type { RunResult, RunStream } from './runner.types';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
@@ -137,7 +137,7 @@ async function finishDurable(scope: InvocationScope, result: RunResult | undefin
   const durable = scope.durable;
   if (durable === null) return failure;
   const code = RunnerError.isRunnerError(failure) ? failure.code : failure === undefined ? undefined : 'internal_error';
-  if (code === 'invocation_fence_lost' || result?.status === 'paused') {
+  if (code === 'invocation_fence_lost' || result?.status === 'paused' || isHandover(failure)) {
     durable.stop();
     return failure;
   }
@@ -149,6 +149,10 @@ async function finishDurable(scope: InvocationScope, result: RunResult | undefin
     // a completed run whose end was not recorded is not reported as completed
     return failure ?? error;
   }
+}
+
+function isHandover(failure: unknown): boolean {
+  return RunnerError.isRunnerError(failure) && failure.code === 'cancelled' && failure.details?.reason === HANDOVER_REASON;
 }
 
 async function releaseQuietly(scope: InvocationScope, permit: Permit): Promise<void> {

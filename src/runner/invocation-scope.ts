@@ -18,6 +18,14 @@ export type InvocationEnd =
   | { readonly code: 'timeout'; readonly timeoutMs: number }
   | { readonly code: 'invocation_fence_lost' };
 
+/**
+ * The cancel reason that hands a durable invocation over instead of ending it: aborting the
+ * caller's signal with it stops the invocation without recording an end, so its ledger row stays
+ * `running` with its checkpoint, for a resume on another instance once this one's lease or
+ * instance lock is gone (a cluster instance shutting down, spec 08 §4).
+ */
+export const HANDOVER_REASON = 'handover';
+
 /** The cancel reason a caller's `signal.reason` carries, when it is a short printable string. */
 export function cancelReasonOf(reason: unknown): string {
   return typeof reason === 'string' && reason.length <= 128 && isValidId(reason) ? reason : 'aborted';

@@ -5,6 +5,7 @@ import type { Agent, Tool } from '../../src/runner/agent.types';
 import { PostgresSessionService } from '../../src/runner/postgres-session-service';
 import { Runner } from '../../src/runner/runner';
 import { RunnerError } from '../../src/runner/runner.errors';
+import { HANDOVER_REASON } from '../../src/runner/invocation-scope';
 import { ScriptedModel } from '../../src/runner/scripted-model';
 import type { SessionEvent } from '../../src/runner/session.types';
 import { openLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
@@ -55,6 +56,45 @@ function runnerOf(node: Instance, agent: Agent): Runner {
 }
 
 describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
+  test('aborted with reason "handover", a durable invocation records no end: its row stays running, and another instance resumes it once the first ledger closed', async () => {
+    const first = await instance('handover-a');
+    const second = await instance('handover-b');
+    const handover = new AbortController();
+    const executedOnFirst: string[] = [];
+    let invocationId = '';
+    const firstRunner = runnerOf(first, {
+      name: 'stepper',
+      model: new ScriptedModel([THREE_STEPS, { text: 'never reached' }]),
+      tools: [
+        stepTool(executedOnFirst, async (callId, signal) => {
+          if (callId !== 'c2') return;
+          handover.abort(HANDOVER_REASON);
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        }),
+      ],
+    });
+    const outcome = await firstRunner
+      .run({ userId: 'u-2', sessionId: 'handover-session', message: 'run three steps', durable: true, onAdmitted: ({ invocation_id }) => (invocationId = invocation_id), signal: handover.signal })
+      .then(() => 'completed', (error: unknown) => (RunnerError.isRunnerError(error) ? error.code : 'other'));
+    expect(outcome).toBe('cancelled');
+    const [row] = await harness.sql<{ phase: string; owner_instance: string }>('SELECT phase, owner_instance FROM agent_runtime_invocations WHERE id = $1', [invocationId]);
+    expect(row).toEqual({ phase: 'running', owner_instance: 'handover-a' });
+
+    const secondRunner = runnerOf(second, { name: 'stepper', model: new ScriptedModel([{ text: 'handed over and done' }]), tools: [stepTool([])] });
+    const resume = () => secondRunner.resume({ userId: 'u-2', sessionId: 'handover-session', invocationId });
+    await expect(resume()).rejects.toMatchObject({ code: 'invocation_owned' });
+    await first.ledger.close();
+    const executedOnSecond: string[] = [];
+    const resumed = await runnerOf(second, { name: 'stepper', model: new ScriptedModel([{ text: 'handed over and done' }]), tools: [stepTool(executedOnSecond)] }).resume({
+      userId: 'u-2',
+      sessionId: 'handover-session',
+      invocationId,
+    });
+    expect(resumed).toMatchObject({ status: 'completed', invocation_id: invocationId });
+    expect(executedOnSecond).toEqual(['c2', 'c3']);
+  });
+
+
   test('an invocation killed after step 1 of 3 is resumed on a second instance, which runs only steps 2 and 3', async () => {
     const proxy = await startTcpProxy(harness.database.url);
     const first = await instance('instance-a', proxy.url);

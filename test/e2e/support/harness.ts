@@ -5,7 +5,8 @@ import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdmissionConfig } from '../../../src/admission/admission-config';
-import { AdmissionController } from '../../../src/admission/admission-controller';
+import type { AdmissionService } from '../../../src/admission/admission-service';
+import { ADMISSION_SERVICE } from '../../../src/admission/admission.constants';
 import { AdmissionModule } from '../../../src/admission/admission.module';
 import { AdmissionHealthIndicator } from '../../../src/admission/admission.health';
 import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus } from '../../../src/admission/admission.types';
@@ -117,7 +118,7 @@ export class TestApp {
   private constructor(
     readonly app: INestApplication,
     readonly url: string,
-    readonly admission: AdmissionController,
+    readonly admission: AdmissionService,
     readonly probe: Probe,
     readonly logger: RecordingLogger,
     events: EventEmitter2 | undefined,
@@ -146,7 +147,7 @@ export class TestApp {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     const events = eventEmitter ? app.get(EventEmitter2) : undefined;
-    return new TestApp(app, `http://127.0.0.1:${port}`, app.get(AdmissionController), app.get(Probe), logger, events);
+    return new TestApp(app, `http://127.0.0.1:${port}`, app.get<AdmissionService>(ADMISSION_SERVICE), app.get(Probe), logger, events);
   }
 
   status(): AdmissionStatus {
