@@ -76,3 +76,16 @@ function toNumber(value: number | 'infinity'): number {
   return value === 'infinity' ? Infinity : value;
 }
 
+/**
+ * `opts` with `signal` also serving as `owner` when no owner is given (spec 01 §5.7: `run` stops
+ * queued and running work alike when the caller's signal aborts). Anything else is returned as it
+ * is, so the submit that follows reports hostile options as invalid.
+ */
+export function withSignalAsOwner(opts: AdmissionRequestOptions | undefined): AdmissionRequestOptions | undefined {
+  try {
+    if (isPlainObject(opts) && opts.owner === undefined && isAbortSignal(opts.signal)) return { ...opts, owner: opts.signal };
+  } catch {
+    // let the submit report the hostile options as invalid
+  }
+  return opts;
+}

@@ -85,3 +85,14 @@ function revokedReason(outcome: RevocationOutcome): AdmissionError {
   }
   return reason;
 }
+
+/** The string `id` of a permit-like value; anything else (a throwing getter included) throws `invalid_permit`. */
+export function permitIdOf(permit: unknown): string {
+  try {
+    const id = typeof permit === 'object' && permit !== null ? (permit as { id?: unknown }).id : undefined;
+    if (typeof id === 'string') return id;
+  } catch {
+    // a throwing getter is just not a permit
+  }
+  throw new AdmissionError('invalid_permit');
+}

@@ -42,6 +42,8 @@ export interface ClusterInstanceOptions {
  */
 export class ClusterInstance {
   readonly instanceId: string;
+  /** The DataSource the instance was built on (its schema checks use it). */
+  readonly dataSource: DataSource;
   readonly pool: PgPool;
   private readonly lock: InstanceLock;
   private readonly components = new Map<string, () => boolean>();
@@ -53,6 +55,7 @@ export class ClusterInstance {
     const instanceId = options.instanceId ?? defaultInstanceId();
     if (!isValidId(instanceId, 128)) throw new ClusterError('invalid_cluster_options', { field: 'instanceId' });
     this.instanceId = instanceId;
+    this.dataSource = options.dataSource;
     this.pool = pool;
     this.lock = new InstanceLock(dedicatedConnectionOpener(pool), advisoryLockKey(CLUSTER_INSTANCE_LOCK_NAMESPACE, instanceId), options.clock ?? systemClock, options.backoff);
   }

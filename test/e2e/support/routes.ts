@@ -5,6 +5,7 @@ import {
   ExecutionContext,
   ForbiddenException,
   Get,
+  Inject,
   Injectable,
   Param,
   Post,
@@ -16,7 +17,8 @@ import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import { IsInt, Min } from 'class-validator';
 import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
-import { AdmissionController } from '../../../src/admission/admission-controller';
+import type { AdmissionService } from '../../../src/admission/admission-service';
+import { ADMISSION_SERVICE } from '../../../src/admission/admission.constants';
 import { Admission, AdmissionPermit, AdmissionSignal } from '../../../src/admission/admission.decorator';
 import { AdmissionHealthIndicator } from '../../../src/admission/admission.health';
 import type { Permit } from '../../../src/admission/permit';
@@ -41,7 +43,7 @@ export class WorkBody {
 @Injectable()
 export class DenyAfterAdmissionGuard implements CanActivate {
   constructor(
-    private readonly admission: AdmissionController,
+    @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService,
     private readonly probe: Probe,
   ) {}
 

@@ -1,0 +1,114 @@
+import { createServer, Socket, type AddressInfo } from 'node:net';
+import type { AdmissionConfig } from '../../src/admission/admission-config';
+import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
+import type { ReconnectBackoff } from '../../src/database/instance-lock';
+import { ClusterAdmissionController } from '../../src/cluster/admission/cluster-admission-controller';
+import { ClusterInstance } from '../../src/cluster/cluster-instance';
+import type { Clock } from '../../src/shared/clock';
+import type { DatabaseHarness } from '../support/database-harness';
+
+/** How one test instance of the cluster is built. */
+export interface NodeOptions {
+  reapIntervalMs?: number;
+  clock?: Clock;
+  /** Reconnection of the instance lock; a long one keeps a terminated instance dead. */
+  instanceBackoff?: ReconnectBackoff;
+  listenerBackoff?: ReconnectBackoff;
+  /** Another URL of the same database (a proxy in front of it). */
+  url?: string;
+  /** Leave `start()` to the test. */
+  startController?: boolean;
+}
+
+/** One instance of the cluster: its own DataSource (pool, sessions named `name`), instance and controller. */
+export async function clusterNode(h: DatabaseHarness, name: string, config: AdmissionConfig, options: NodeOptions = {}) {
+  const dataSource = await h.dataSource({ extra: { application_name: name, max: 12 } }, options.url);
+  const instance = new ClusterInstance({ dataSource, instanceId: name, backoff: options.instanceBackoff });
+  await instance.start();
+  const events: AdmissionDecisionEvent[] = [];
+  const controller = new ClusterAdmissionController(
+    config,
+    { instance, dataSource, reapIntervalMs: options.reapIntervalMs ?? 1000, listenerBackoff: options.listenerBackoff },
+    { clock: options.clock, events: { emit: (_event, payload) => events.push(payload as AdmissionDecisionEvent) } },
+  );
+  h.track(async () => {
+    await controller.stop();
+    await instance.stop();
+  });
+  if (options.startController ?? true) await controller.start();
+  return { name, dataSource, instance, controller, events, outcomes: () => events.map((event) => event.outcome) };
+}
+
+export type ClusterNode = Awaited<ReturnType<typeof clusterNode>>;
+
+/** Rows of the admission tables, for assertions. */
+export async function rowCounts(h: DatabaseHarness): Promise<{ permits: number; queue: number }> {
+  const [row] = await h.sql<{ permits: number; queue: number }>(
+    `SELECT (SELECT count(*) FROM agent_runtime_admission_permits)::int AS permits, (SELECT count(*) FROM agent_runtime_admission_queue)::int AS queue`,
+  );
+  return row;
+}
+
+/** Terminates the sessions of `name` whose current or last query matches `pattern` (ILIKE). */
+export async function terminateSessions(h: DatabaseHarness, name: string, pattern: string): Promise<number> {
+  const rows = await h.sql<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query ILIKE $2`,
+    [name, pattern],
+  );
+  for (const { pid } of rows) await h.sql('SELECT pg_terminate_backend($1, 5000)', [pid]);
+  return rows.length;
+}
+
+/** A TCP forwarder that can be cut (every connection dropped, new ones refused) and restored. */
+export interface SwitchableProxy {
+  readonly url: string;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+export async function startSwitchableProxy(url: string): Promise<SwitchableProxy> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  let up = true;
+  const server = createServer((inbound) => {
+    if (!up) {
+      inbound.destroy();
+      return;
+    }
+    const outbound = new Socket();
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => sockets.delete(socket));
+    }
+    inbound.on('close', () => outbound.destroy());
+    outbound.on('close', () => inbound.destroy());
+    outbound.connect(Number(target.port || 5432), target.hostname, () => {
+      inbound.pipe(outbound);
+      outbound.pipe(inbound);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const proxied = new URL(url);
+  proxied.hostname = '127.0.0.1';
+  proxied.port = String((server.address() as AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    cut() {
+      up = false;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      up = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Lets pending callbacks and I/O run once. */
+export const tick = () => new Promise((resolve) => setImmediate(resolve));
