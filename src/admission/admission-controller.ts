@@ -1,19 +1,19 @@
+import { addTimedWaiter, DrainWaiters, runUnderPermit } from './admission-waiters';
+import { admissionStatusRecord, decisionPayload, EffectQueue } from './admission-effects';
 import type { AdmissionService } from './admission-service';
 import { systemClock, type Clock } from '../shared/clock';
 import { DeadlineTimer } from '../shared/deadline-timer';
 import { handled, rejectedWith } from '../shared/handled-promise';
-import { isPlainObject } from '../shared/plain-object';
 import { randomId } from '../shared/random-id';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { isValidId } from '../shared/id-rule';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry, type Waiter } from './admission-queue';
-import { isAbortSignal } from '../shared/abort-signal';
 import { deadlineAfterMs, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';
-import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, SubmitResult } from './admission.types';
+import type { AdmissionOutcome, AdmissionStatus, SubmitResult } from './admission.types';
 import { AdmissionError } from './admission.errors';
-import { IssuedPermit, isPermitObserved, issuerRecordOf, revokePermit, type Permit, type RevocationOutcome } from './permit';
+import { IssuedPermit, isPermitObserved, issuerRecordOf, permitIdOf, revokePermit, type Permit, type RevocationOutcome } from './permit';
 
 /** Collaborators of an {@link AdmissionController}. */
 export interface AdmissionControllerDeps {
@@ -54,10 +54,9 @@ export class AdmissionController implements AdmissionService {
   private sequence = 0;
   private draining = false;
   private drainStartedAt: number | null = null;
-  private drainWaiters: Array<(status: AdmissionStatus) => void> = [];
+  private readonly drainWaiters = new DrainWaiters();
 
-  private readonly effects: Array<() => void> = [];
-  private flushing = false;
+  private readonly effects = new EffectQueue();
 
   constructor(config?: AdmissionConfig, deps: AdmissionControllerDeps = {}) {
     this.config = resolveAdmissionConfig(config);
@@ -121,7 +120,7 @@ export class AdmissionController implements AdmissionService {
       if (entry?.state === 'active') return Promise.resolve(entry.permit as Permit);
       if (entry?.state === 'queued') {
         if (timeoutMs === 0) return rejectedWith<Permit>(new AdmissionError('await_timeout'));
-        return handled(new Promise<Permit>((resolve, reject) => this.addTimedWaiter(entry, timeoutMs, resolve, reject)));
+        return handled(new Promise<Permit>((resolve, reject) => addTimedWaiter(entry, this.clock, timeoutMs, resolve, reject)));
       }
       if (this.recentFailures.has(requestRef)) return rejectedWith<Permit>(this.recentFailures.get(requestRef));
       return rejectedWith<Permit>(new AdmissionError('not_found'));
@@ -164,7 +163,7 @@ export class AdmissionController implements AdmissionService {
    * serves as owner, so aborting it stops queued and running work alike.
    */
   run<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
-    return handled(this.runUnderPermit(agentId, fn, opts));
+    return handled(runUnderPermit(this, agentId, fn, opts));
   }
 
   /** Aggregate counts and limits: no permit ids, request refs, signals or content. */
@@ -199,33 +198,10 @@ export class AdmissionController implements AdmissionService {
     if (!isDrainTimeoutMs(timeoutMs)) return rejectedWith(new AdmissionError('invalid_drain_timeout'));
     const status = this.beginDrain();
     if (this.active === 0) return Promise.resolve(status);
-    return handled(
-      new Promise<AdmissionStatus>((resolve, reject) => {
-        const timer = new DeadlineTimer(this.clock, () => {
-          this.drainWaiters = this.drainWaiters.filter((waiter) => waiter !== onDrained);
-          reject(new AdmissionError('drain_timeout', { active: this.active }));
-        });
-        const onDrained = (drained: AdmissionStatus) => {
-          timer.clear();
-          resolve(drained);
-        };
-        this.drainWaiters.push(onDrained);
-        timer.arm(this.now() + timeoutMs);
-      }),
-    );
+    return this.drainWaiters.wait(this.clock, timeoutMs, () => this.active);
   }
 
   // ---- transitions -------------------------------------------------------------------------
-
-  private async runUnderPermit<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
-    if (typeof fn !== 'function') throw invalidOptions('fn');
-    const permit = await this.acquire(agentId, withSignalAsOwner(opts));
-    try {
-      return await fn(permit, permit.signal);
-    } finally {
-      this.release(permit);
-    }
-  }
 
   private submitEntry(agentId: unknown, opts: unknown): RequestEntry {
     if (this.draining) throw new AdmissionError('deployment_draining');
@@ -321,10 +297,9 @@ export class AdmissionController implements AdmissionService {
     if (isPermitObserved(permit)) this.effects.push(() => revokePermit(permit, outcome));
     else revokePermit(permit, outcome);
     this.decide(outcome, agent.id, now - entry.submittedAt);
-    if (this.active === 0 && this.drainWaiters.length > 0) {
-      const waiters = this.drainWaiters;
+    if (this.active === 0 && this.drainWaiters.waiting) {
+      const waiters = this.drainWaiters.take();
       const status = this.snapshot();
-      this.drainWaiters = [];
       this.effects.push(() => waiters.forEach((waiter) => waiter(status)));
     }
     this.dispatch(now);
@@ -394,33 +369,10 @@ export class AdmissionController implements AdmissionService {
     (entry.waiters ??= []).push(waiter);
   }
 
-  private addTimedWaiter(entry: RequestEntry, timeoutMs: number | 'infinity', resolve: (permit: Permit) => void, reject: (reason: unknown) => void): void {
-    if (timeoutMs === 'infinity' || timeoutMs === Infinity) {
-      this.addWaiter(entry, { resolve, reject });
-      return;
-    }
-    const waiter: Waiter = {
-      resolve: (permit) => (timer.clear(), resolve(permit)),
-      reject: (reason) => (timer.clear(), reject(reason)),
-    };
-    const timer = new DeadlineTimer(this.clock, () => {
-      if (entry.waiters) entry.waiters = entry.waiters.filter((other) => other !== waiter);
-      reject(new AdmissionError('await_timeout'));
-    });
-    this.addWaiter(entry, waiter);
-    timer.arm(this.now() + timeoutMs);
-  }
-
   private decide(outcome: AdmissionOutcome, agentId: string, waitMs: number): void {
     const events = this.events;
     if (events === undefined) return;
-    const payload: AdmissionDecisionEvent = Object.freeze({
-      wait_ms: waitMs > 0 ? Math.floor(waitMs) : 0,
-      active: this.active,
-      queued: this.queue.length,
-      outcome,
-      agent_id: agentId,
-    });
+    const payload = decisionPayload(outcome, agentId, waitMs, this.active, this.queue.length);
     this.effects.push(() => emitSafely(events, TelemetryEvents.admissionDecision, payload));
   }
 
@@ -439,18 +391,7 @@ export class AdmissionController implements AdmissionService {
   /** The end of every operation: arm the expiry timer, then perform the collected side effects. */
   private settle(): void {
     this.expiryTimer.arm(this.queue.earliestDeadline()?.deadline ?? Infinity);
-    this.flush();
-  }
-
-  private flush(): void {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      for (let i = 0; i < this.effects.length; i++) this.effects[i]();
-    } finally {
-      this.effects.length = 0;
-      this.flushing = false;
-    }
+    this.effects.flush();
   }
 
   private forgetIfIdle(agent: AgentState): void {
@@ -458,22 +399,11 @@ export class AdmissionController implements AdmissionService {
   }
 
   private snapshot(): AdmissionStatus {
-    const perAgent = Object.create(null) as Record<string, { active: number; queued: number; limit: number }>;
-    for (const agent of this.agents.values()) {
-      perAgent[agent.id] = Object.freeze({ active: agent.active, queued: agent.queue.size, limit: agent.limit });
-    }
-    const { globalLimit, maxQueue, overflow } = this.config;
-    return Object.freeze({
-      draining: this.draining,
-      drain_started_at: this.drainStartedAt,
-      global_limit: globalLimit,
-      max_queue: maxQueue,
-      active: this.active,
-      available: Math.max(0, globalLimit - this.active),
-      queue_length: this.queue.length,
-      overflow,
-      per_agent: Object.freeze(perAgent),
-    });
+    return admissionStatusRecord(
+      { draining: this.draining, drainStartedAt: this.drainStartedAt, active: this.active, queued: this.queue.length },
+      this.config,
+      [...this.agents.values()].map((agent) => ({ id: agent.id, active: agent.active, queued: agent.queue.size, limit: agent.limit })),
+    );
   }
 
   private now(): number {
@@ -483,23 +413,4 @@ export class AdmissionController implements AdmissionService {
   private readonly releaseIgnoringResult = (permit: Permit): void => {
     this.release(permit);
   };
-}
-
-function permitIdOf(permit: unknown): string {
-  try {
-    const id = typeof permit === 'object' && permit !== null ? (permit as { id?: unknown }).id : undefined;
-    if (typeof id === 'string') return id;
-  } catch {
-    // a throwing getter is just not a permit
-  }
-  throw new AdmissionError('invalid_permit');
-}
-
-function withSignalAsOwner(opts: AdmissionRequestOptions | undefined): AdmissionRequestOptions | undefined {
-  try {
-    if (isPlainObject(opts) && opts.owner === undefined && isAbortSignal(opts.signal)) return { ...opts, owner: opts.signal };
-  } catch {
-    // let acquire report the hostile options as invalid
-  }
-  return opts;
 }

@@ -1,6 +1,8 @@
+import { addTimedWaiter, DrainWaiters, runUnderPermit } from '../../admission/admission-waiters';
+import { admissionStatusRecord, decisionPayload, EffectQueue } from '../../admission/admission-effects';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from '../../admission/admission-config';
 import type { Waiter } from '../../admission/admission-queue';
-import { deadlineAfterMs, parseRequestOptions, withSignalAsOwner, type AdmissionRequestOptions } from '../../admission/admission-request';
+import { deadlineAfterMs, parseRequestOptions, type AdmissionRequestOptions } from '../../admission/admission-request';
 import type { AdmissionService } from '../../admission/admission-service';
 import type { AdmissionOutcome, AdmissionStatus, SubmitResult } from '../../admission/admission.types';
 import { AdmissionError } from '../../admission/admission.errors';
@@ -93,9 +95,8 @@ export class ClusterAdmissionController implements AdmissionService {
 
   private draining = false;
   private drainStartedAt: number | null = null;
-  private drainWaiters: Array<(status: AdmissionStatus) => void> = [];
-  private readonly effects: Array<() => void> = [];
-  private flushing = false;
+  private readonly drainWaiters = new DrainWaiters();
+  private readonly effects = new EffectQueue();
 
   constructor(config: AdmissionConfig | undefined, cluster: ClusterAdmissionOptions, deps: ClusterAdmissionControllerDeps = {}) {
     this.config = resolveAdmissionConfig(config);
@@ -203,7 +204,7 @@ export class ClusterAdmissionController implements AdmissionService {
       if (entry?.state === 'active') return Promise.resolve(entry.permit as Permit);
       if (entry?.state === 'queued' || entry?.state === 'pending') {
         if (timeoutMs === 0) return rejectedWith<Permit>(new AdmissionError('await_timeout'));
-        return handled(new Promise<Permit>((resolve, reject) => this.addTimedWaiter(entry, timeoutMs, resolve, reject)));
+        return handled(new Promise<Permit>((resolve, reject) => addTimedWaiter(entry, this.clock, timeoutMs, resolve, reject)));
       }
       if (this.recentFailures.has(requestRef)) return rejectedWith<Permit>(this.recentFailures.get(requestRef));
       return rejectedWith<Permit>(new AdmissionError('not_found'));
@@ -240,7 +241,7 @@ export class ClusterAdmissionController implements AdmissionService {
    * serves as owner, so aborting it stops queued and running work alike.
    */
   run<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
-    return handled(this.runUnderPermit(agentId, fn, opts));
+    return handled(runUnderPermit(this, agentId, fn, opts));
   }
 
   /** Cluster-wide counts as last read, `instances_live`, and this instance's own counts; no ids, refs or content. */
@@ -267,20 +268,7 @@ export class ClusterAdmissionController implements AdmissionService {
     if (!isDrainTimeoutMs(timeoutMs)) return rejectedWith(new AdmissionError('invalid_drain_timeout'));
     const status = this.beginDrain();
     if (this.localActive === 0 && this.pending === 0) return Promise.resolve(status);
-    return handled(
-      new Promise<AdmissionStatus>((resolve, reject) => {
-        const timer = new DeadlineTimer(this.clock, () => {
-          this.drainWaiters = this.drainWaiters.filter((waiter) => waiter !== onDrained);
-          reject(new AdmissionError('drain_timeout', { active: this.localActive }));
-        });
-        const onDrained = (drained: AdmissionStatus) => {
-          timer.clear();
-          resolve(drained);
-        };
-        this.drainWaiters.push(onDrained);
-        timer.arm(this.now() + timeoutMs);
-      }),
-    );
+    return this.drainWaiters.wait(this.clock, timeoutMs, () => this.localActive);
   }
 
   // ---- start-up, background work ----------------------------------------------------------
@@ -599,10 +587,9 @@ export class ClusterAdmissionController implements AdmissionService {
   }
 
   private checkDrained(): void {
-    if (this.localActive > 0 || this.pending > 0 || this.drainWaiters.length === 0) return;
-    const waiters = this.drainWaiters;
+    if (this.localActive > 0 || this.pending > 0 || !this.drainWaiters.waiting) return;
+    const waiters = this.drainWaiters.take();
     const status = this.snapshot();
-    this.drainWaiters = [];
     this.effects.push(() => waiters.forEach((waiter) => waiter(status)));
   }
 
@@ -620,37 +607,10 @@ export class ClusterAdmissionController implements AdmissionService {
     entry.signalListener = undefined;
   }
 
-  private addTimedWaiter(entry: ClusterRequest, timeoutMs: number | 'infinity', resolve: (permit: Permit) => void, reject: (reason: unknown) => void): void {
-    if (timeoutMs === 'infinity' || timeoutMs === Infinity) {
-      (entry.waiters ??= []).push({ resolve, reject });
-      return;
-    }
-    const waiter: Waiter = {
-      resolve: (permit) => (timer.clear(), resolve(permit)),
-      reject: (reason) => (timer.clear(), reject(reason)),
-    };
-    const timer = new DeadlineTimer(this.clock, () => {
-      if (entry.waiters) entry.waiters = entry.waiters.filter((other) => other !== waiter);
-      reject(new AdmissionError('await_timeout'));
-    });
-    (entry.waiters ??= []).push(waiter);
-    timer.arm(this.now() + timeoutMs);
-  }
-
-  private async runUnderPermit<T>(agentId: string, fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>, opts?: AdmissionRequestOptions): Promise<T> {
-    if (typeof fn !== 'function') throw invalidOptions('fn');
-    const permit = await this.acquire(agentId, withSignalAsOwner(opts));
-    try {
-      return await fn(permit, permit.signal);
-    } finally {
-      this.release(permit);
-    }
-  }
-
   private decide(outcome: AdmissionOutcome, agentId: string, waitMs: number): void {
     const events = this.events;
     if (events === undefined) return;
-    const payload = Object.freeze({ wait_ms: waitMs > 0 ? Math.floor(waitMs) : 0, active: this.view.active, queued: this.view.queued, outcome, agent_id: agentId });
+    const payload = decisionPayload(outcome, agentId, waitMs, this.view.active, this.view.queued);
     this.effects.push(() => emitSafely(events, TelemetryEvents.admissionDecision, payload));
   }
 
@@ -660,18 +620,7 @@ export class ClusterAdmissionController implements AdmissionService {
       return operation();
     } finally {
       this.expiryTimer.arm(this.deadlines.peek()?.deadline ?? Infinity);
-      this.flush();
-    }
-  }
-
-  private flush(): void {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      for (let i = 0; i < this.effects.length; i++) this.effects[i]();
-    } finally {
-      this.effects.length = 0;
-      this.flushing = false;
+      this.effects.flush();
     }
   }
 
@@ -691,24 +640,10 @@ export class ClusterAdmissionController implements AdmissionService {
   }
 
   private snapshot(): ClusterAdmissionStatus {
-    const perAgent = Object.create(null) as Record<string, { active: number; queued: number; limit: number }>;
-    for (const [agentId, counts] of this.view.agents) {
-      perAgent[agentId] = Object.freeze({ active: counts.active, queued: counts.queued, limit: this.config.agentLimits.get(agentId) ?? this.config.defaultAgentLimit });
-    }
-    const { globalLimit, maxQueue, overflow } = this.config;
-    return Object.freeze({
-      draining: this.draining,
-      drain_started_at: this.drainStartedAt,
-      global_limit: globalLimit,
-      max_queue: maxQueue,
-      active: this.view.active,
-      available: Math.max(0, globalLimit - this.view.active),
-      queue_length: this.view.queued,
-      overflow,
-      per_agent: Object.freeze(perAgent),
-      instances_live: this.view.instancesLive,
-      instance: Object.freeze({ active: this.localActive, queued: this.localQueued }),
-    });
+    const { agentLimits, defaultAgentLimit } = this.config;
+    const agents = [...this.view.agents].map(([id, counts]) => ({ id, active: counts.active, queued: counts.queued, limit: agentLimits.get(id) ?? defaultAgentLimit }));
+    const record = admissionStatusRecord({ draining: this.draining, drainStartedAt: this.drainStartedAt, active: this.view.active, queued: this.view.queued }, this.config, agents);
+    return Object.freeze({ ...record, instances_live: this.view.instancesLive, instance: Object.freeze({ active: this.localActive, queued: this.localQueued }) });
   }
 
   private now(): number {
