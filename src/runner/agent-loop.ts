@@ -5,7 +5,7 @@ import type { ReadonlyContext } from './agent.types';
 import type { CompiledAgent } from './agent-tree';
 import type { JsonValue } from './content.types';
 import { applyEventCallbacks, draftEvent, storeEvent } from './event-recorder';
-import { AGENT_CALLBACK, linksOf, runChain } from './hook-chain';
+import { AGENT_CALLBACK, runChain } from './hook-chain';
 import type { InvocationScope } from './invocation-scope';
 import type { HistoryEntry, ModelRequest, ModelResponse, ToolCall } from './model.types';
 import { RunnerError } from './runner.errors';

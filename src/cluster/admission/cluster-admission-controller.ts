@@ -1,3 +1,5 @@
+import { ClusterView } from './cluster-view';
+import { CoalescedTask } from '../../shared/coalesced-task';
 import { addTimedWaiter, DrainWaiters, runUnderPermit } from '../../admission/admission-waiters';
 import { admissionStatusRecord, decisionPayload, EffectQueue } from '../../admission/admission-effects';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from '../../admission/admission-config';
@@ -83,15 +85,14 @@ export class ClusterAdmissionController implements AdmissionService {
   private readonly recentFailures = new Map<string, unknown>();
   /** Refs of this instance's requests whose rows (queued or granted) must go; retried until a decision lands. */
   private readonly retiring = new Set<string>();
-  private retiringLoop = false;
-  private syncing = false;
-  private syncAgain = false;
+  private readonly retirer = new CoalescedTask(() => this.retireAll(), (run) => void this.track(run));
+  /** After a notification (or a reconnection of the listener): reads which waiting requests were granted. */
+  private readonly grantReader = new CoalescedTask(() => this.readGrants(), (run) => void this.track(run));
   private localActive = 0;
   private localQueued = 0;
   private pending = 0;
 
-  /** The cluster as last read by a decision, lowered by this instance's own removals since. */
-  private view = { active: 0, queued: 0, agents: new Map<string, { active: number; queued: number }>(), instancesLive: 0 };
+  private readonly view = new ClusterView();
 
   private draining = false;
   private drainStartedAt: number | null = null;
@@ -319,47 +320,24 @@ export class ClusterAdmissionController implements AdmissionService {
   /** Deletes the retiring rows in decisions, retried with backoff until they land or the instance stops. */
   private retire(ref: string): void {
     this.retiring.add(ref);
-    if (this.retiringLoop || this.phase !== 'started') return;
-    this.retiringLoop = true;
-    this.track(this.retireLoop());
+    if (this.phase === 'started') this.retirer.trigger();
   }
 
-  private async retireLoop(): Promise<void> {
+  private async retireAll(): Promise<void> {
     const policy = { attempts: Infinity, delayMs: RETIRE_BACKOFF, retryable: () => this.phase === 'started', signal: this.stopping.signal };
-    try {
-      while (this.retiring.size > 0 && this.phase === 'started') {
-        await retry(() => this.decideNow({}), policy, this.clock).catch(() => undefined);
-      }
-    } finally {
-      this.retiringLoop = false;
-    }
+    while (this.retiring.size > 0 && this.phase === 'started') await retry(() => this.decideNow({}), policy, this.clock);
   }
 
-  /** After a notification (or a reconnection of the listener): reads which of this instance's waiting requests were granted. */
   private syncGrants(): void {
-    if (this.phase !== 'started') return;
-    if (this.syncing) {
-      this.syncAgain = true;
-      return;
-    }
-    this.syncing = true;
-    this.track(this.syncLoop());
+    if (this.phase === 'started') this.grantReader.trigger();
   }
 
-  private async syncLoop(): Promise<void> {
-    try {
-      do {
-        this.syncAgain = false;
-        const refs = this.refsIn(['queued', 'pending']);
-        if (refs.length === 0) continue;
-        const rows = await runStatement(this.pool, SELECT_HELD, [this.instanceId, refs], storeUnavailable);
-        this.operate(() => rows.forEach((row) => this.onGranted(row.request_id as string)));
-      } while (this.syncAgain && this.phase === 'started');
-    } catch {
-      // the periodic poll reads the grants instead
-    } finally {
-      this.syncing = false;
-    }
+  private async readGrants(): Promise<void> {
+    const refs = this.refsIn(['queued', 'pending']);
+    if (refs.length === 0 || this.phase !== 'started') return;
+    // a failure is left to the periodic poll, which reads the grants too
+    const rows = await runStatement(this.pool, SELECT_HELD, [this.instanceId, refs], storeUnavailable);
+    this.operate(() => rows.forEach((row) => this.onGranted(row.request_id as string)));
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -398,8 +376,7 @@ export class ClusterAdmissionController implements AdmissionService {
   }
 
   private applyDecision(outcome: DecisionOutcome, lookUp: readonly ClusterRequest[], states: readonly ClusterRequestState[], submit: ClusterRequest | undefined): void {
-    const counts = outcome.counts;
-    this.view = { active: counts.active, queued: counts.queued, agents: new Map([...counts.perAgent].map(([id, c]) => [id, { ...c }])), instancesLive: counts.instancesLive };
+    this.view.read(outcome.counts);
     for (const grant of outcome.grants) if (grant.instanceId === this.instanceId) this.onGranted(grant.requestId);
     lookUp.forEach((entry, i) => {
       // a request that moved on while the decision ran is judged by its newer state
@@ -526,7 +503,7 @@ export class ClusterAdmissionController implements AdmissionService {
     const permit = entry.permit as IssuedPermit;
     if (isPermitObserved(permit)) this.effects.push(() => revokePermit(permit, outcome));
     else revokePermit(permit, outcome);
-    this.lowerView(entry.agentId, 'active');
+    this.view.lower(entry.agentId, 'active');
     this.decide(outcome, entry.agentId, this.now() - entry.submittedAt);
     this.retire(entry.ref);
     this.checkDrained();
@@ -539,7 +516,7 @@ export class ClusterAdmissionController implements AdmissionService {
     this.recentFailures.set(entry.ref, reason);
     if (this.recentFailures.size > RECENT_FAILURES) this.recentFailures.delete(this.recentFailures.keys().next().value as string);
     this.finish(entry, reason);
-    this.lowerView(entry.agentId, 'queued');
+    this.view.lower(entry.agentId, 'queued');
     this.decide(outcome, entry.agentId, this.now() - entry.submittedAt);
     this.retire(entry.ref);
   }
@@ -624,15 +601,6 @@ export class ClusterAdmissionController implements AdmissionService {
     }
   }
 
-  /** This instance removed one of its own requests: the cluster has one fewer until the next reading. */
-  private lowerView(agentId: string, what: 'active' | 'queued'): void {
-    const agent = this.view.agents.get(agentId);
-    if (agent === undefined || agent[what] === 0) return;
-    agent[what]--;
-    this.view[what]--;
-    if (agent.active === 0 && agent.queued === 0) this.view.agents.delete(agentId);
-  }
-
   private refsIn(states: readonly ClusterRequestState[]): string[] {
     const refs: string[] = [];
     for (const entry of this.requests.values()) if (states.includes(entry.state)) refs.push(entry.ref);
@@ -641,7 +609,7 @@ export class ClusterAdmissionController implements AdmissionService {
 
   private snapshot(): ClusterAdmissionStatus {
     const { agentLimits, defaultAgentLimit } = this.config;
-    const agents = [...this.view.agents].map(([id, counts]) => ({ id, active: counts.active, queued: counts.queued, limit: agentLimits.get(id) ?? defaultAgentLimit }));
+    const agents = this.view.perAgent((id) => agentLimits.get(id) ?? defaultAgentLimit);
     const record = admissionStatusRecord({ draining: this.draining, drainStartedAt: this.drainStartedAt, active: this.view.active, queued: this.view.queued }, this.config, agents);
     return Object.freeze({ ...record, instances_live: this.view.instancesLive, instance: Object.freeze({ active: this.localActive, queued: this.localQueued }) });
   }

@@ -1,0 +1,41 @@
+import type { DecisionOutcome } from './admission-decisions';
+
+/** Counts of one agent across the cluster. */
+interface AgentCounts {
+  active: number;
+  queued: number;
+}
+
+/**
+ * The cluster's counts as the last decision read them (spec 08 §3 status), lowered at once by this
+ * instance's own removals so its status and telemetry never lag behind what it did itself; the next
+ * decision's reading replaces them.
+ */
+export class ClusterView {
+  active = 0;
+  queued = 0;
+  instancesLive = 0;
+  private agents = new Map<string, AgentCounts>();
+
+  /** Takes a decision's reading. */
+  read(counts: DecisionOutcome['counts']): void {
+    this.active = counts.active;
+    this.queued = counts.queued;
+    this.instancesLive = counts.instancesLive;
+    this.agents = new Map([...counts.perAgent].map(([id, agent]) => [id, { active: agent.active, queued: agent.queued }]));
+  }
+
+  /** This instance removed one of its own active or queued requests of `agentId`. */
+  lower(agentId: string, what: 'active' | 'queued'): void {
+    const agent = this.agents.get(agentId);
+    if (agent === undefined || agent[what] === 0) return;
+    agent[what]--;
+    this[what]--;
+    if (agent.active === 0 && agent.queued === 0) this.agents.delete(agentId);
+  }
+
+  /** The agents with work, with the limit `limitOf` gives each. */
+  perAgent(limitOf: (agentId: string) => number): Array<{ id: string; active: number; queued: number; limit: number }> {
+    return [...this.agents].map(([id, counts]) => ({ id, active: counts.active, queued: counts.queued, limit: limitOf(id) }));
+  }
+}
