@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   const applied = await runAgentRuntimeMigrations(database.url);
   logger.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations: up to date');
 
-  const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url }), { forceCloseConnections: true });
+  const cluster = process.env.CLUSTER === '1' ? { ...(process.env.INSTANCE_ID ? { instanceId: process.env.INSTANCE_ID } : {}) } : undefined;
+  if (cluster) logger.log(`cluster mode: instance ${cluster.instanceId ?? '(generated id)'}`);
+  const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url, ...(cluster ? { cluster } : {}) }), { forceCloseConnections: true });
   setUpReferenceApp(app);
   await app.listen(Number(process.env.PORT ?? 3000));
   // PORT=0 takes a free port: report the one the server got

@@ -4,6 +4,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AdmissionConfig } from '../admission/admission-config';
 import { AdmissionModule } from '../admission/admission.module';
+import { ClusterModule } from '../cluster/cluster.module';
 import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
 import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
@@ -36,6 +37,11 @@ export interface ReferenceAppOptions {
   auditDecisions?: 'deny' | 'all';
   /** Log every admission decision. @default true */
   logDecisions?: boolean;
+  /**
+   * Cluster mode (`CLUSTER=1`): this process is one instance of a cluster on the database, with
+   * admission limits held across every instance. @default off
+   */
+  cluster?: { instanceId?: string };
 }
 
 /** The service `npm start` runs: the library's modules wired as a user would wire them. */
@@ -46,7 +52,8 @@ export class ReferenceAppModule {
       module: ReferenceAppModule,
       imports: [
         EventEmitterModule.forRoot(),
-        AdmissionModule.forRoot(options.admission ?? referenceAdmissionConfig()),
+        AdmissionModule.forRoot({ ...(options.admission ?? referenceAdmissionConfig()), ...(options.cluster ? { cluster: {} } : {}) }),
+        ...(options.cluster ? [ClusterModule.forRoot(options.cluster)] : []),
         TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
         LedgerModule.forRoot(),
         RuntimePolicyModule.forRoot({

@@ -289,6 +289,7 @@ export class ClusterAdmissionController implements AdmissionService {
         throw storeUnavailable(classifyFailure(error));
       });
       this.phase = 'started';
+      this.instance.attach('admission', () => this.listener?.connected === true);
       await this.decideNow({ poll: true });
       this.armPoll();
     } catch (error) {
