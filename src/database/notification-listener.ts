@@ -34,6 +34,7 @@ export class NotificationListener {
   private readonly subscriber: Subscriber;
   private isConnected = false;
   private started = false;
+  private closed = false;
 
   constructor(
     pool: PgPool,
@@ -45,7 +46,11 @@ export class NotificationListener {
     this.subscriber = createPostgresSubscriber(dedicatedConnectionConfig(pool), {
       parse: identity,
       serialize: identity,
-      retryInterval: (attempt) => Math.min(maxMs, initialMs * 2 ** attempt),
+      // pg-listen's reconnection loop does not look at close(); a throw here is how it stops
+      retryInterval: (attempt) => {
+        if (this.closed) throw new Error('listener closed');
+        return Math.min(maxMs, initialMs * 2 ** attempt);
+      },
       retryLimit: Infinity,
       // 0 turns pg-listen's give-up timeout off: the listener lives as long as its owner
       retryTimeout: 0,
@@ -82,6 +87,7 @@ export class NotificationListener {
 
   /** Closes the connection; no reconnection follows. */
   async close(): Promise<void> {
+    this.closed = true;
     this.isConnected = false;
     this.started = false;
     await this.subscriber.close().catch(() => undefined);

@@ -103,7 +103,8 @@ function isEnd(error: unknown): boolean {
 
 function bindEnds(scope: InvocationScope, signal: AbortSignal | undefined): () => void {
   const { clock, runTimeoutMs } = scope.options;
-  const onAbort = () => scope.abort({ code: 'cancelled', reason: cancelReasonOf(signal?.reason) });
+  const onAbort = () =>
+    scope.abort(signal?.reason === HANDOVER_REASON ? { code: 'cancelled', reason: 'handover', handover: true } : { code: 'cancelled', reason: cancelReasonOf(signal?.reason) });
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
   const timer = runTimeoutMs === null ? null : clock.setTimer(() => scope.abort({ code: 'timeout', timeoutMs: runTimeoutMs }), runTimeoutMs);
@@ -137,7 +138,7 @@ async function finishDurable(scope: InvocationScope, result: RunResult | undefin
   const durable = scope.durable;
   if (durable === null) return failure;
   const code = RunnerError.isRunnerError(failure) ? failure.code : failure === undefined ? undefined : 'internal_error';
-  if (code === 'invocation_fence_lost' || result?.status === 'paused' || isHandover(failure)) {
+  if (code === 'invocation_fence_lost' || result?.status === 'paused' || scope.handedOver) {
     durable.stop();
     return failure;
   }
@@ -149,10 +150,6 @@ async function finishDurable(scope: InvocationScope, result: RunResult | undefin
     // a completed run whose end was not recorded is not reported as completed
     return failure ?? error;
   }
-}
-
-function isHandover(failure: unknown): boolean {
-  return RunnerError.isRunnerError(failure) && failure.code === 'cancelled' && failure.details?.reason === HANDOVER_REASON;
 }
 
 async function releaseQuietly(scope: InvocationScope, permit: Permit): Promise<void> {

@@ -14,17 +14,18 @@ import type { DurableRecord } from './durable-record';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =
-  | { readonly code: 'cancelled'; readonly reason: string }
+  | { readonly code: 'cancelled'; readonly reason: string; readonly handover?: true }
   | { readonly code: 'timeout'; readonly timeoutMs: number }
   | { readonly code: 'invocation_fence_lost' };
 
 /**
- * The cancel reason that hands a durable invocation over instead of ending it: aborting the
- * caller's signal with it stops the invocation without recording an end, so its ledger row stays
- * `running` with its checkpoint, for a resume on another instance once this one's lease or
- * instance lock is gone (a cluster instance shutting down, spec 08 §4).
+ * The abort reason that hands a durable invocation over instead of ending it: aborting the caller's
+ * signal with this symbol stops the invocation (cancel reason `'handover'`) without recording an
+ * end, so its ledger row stays `running` with its checkpoint, for a resume on another instance once
+ * this one's lease or instance lock is gone (a cluster instance shutting down, spec 08 §4). A symbol,
+ * so no cancel reason a client sends can stand for it.
  */
-export const HANDOVER_REASON = 'handover';
+export const HANDOVER_REASON: unique symbol = Symbol('agent_runtime.handover');
 
 /** The cancel reason a caller's `signal.reason` carries, when it is a short printable string. */
 export function cancelReasonOf(reason: unknown): string {
@@ -71,6 +72,11 @@ export class InvocationScope {
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /** True once the invocation was ended by a handover ({@link HANDOVER_REASON}). */
+  get handedOver(): boolean {
+    return this.end?.code === 'cancelled' && this.end.handover === true;
   }
 
   /** Ends the invocation from outside (first reason wins); every wait bound to the signal stops. */

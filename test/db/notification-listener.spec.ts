@@ -2,6 +2,7 @@ import { NotificationListener } from '../../src/database/notification-listener';
 import { poolOf } from '../../src/database/postgres-pool';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
+import { startTcpProxy } from '../support/ledger-tcp-proxy';
 
 describe('NotificationListener (LISTEN on a dedicated connection, reconnecting)', () => {
   const harness = useHarness(() => openDatabaseHarness({ migrate: false }));
@@ -51,5 +52,26 @@ describe('NotificationListener (LISTEN on a dedicated connection, reconnecting)'
     await expect(listener.start()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(listener.connected).toBe(false);
     await listener.close();
+  });
+});
+
+describe('NotificationListener closed while its server is gone', () => {
+  const harness = useHarness(() => openDatabaseHarness({ migrate: false }));
+
+  it('stops reconnecting once closed, even though the server never came back', async () => {
+    const proxy = await startTcpProxy(harness().database.url);
+    const pool = poolOf(await harness().dataSource({}, proxy.url));
+    if (!pool) throw new Error('no pool');
+    let reconnectAttempts = 0;
+    const listener = new NotificationListener(pool, { channels: ['c'], backoff: { initialMs: 20, maxMs: 20 } }, { notified: () => undefined });
+    (listener as unknown as { subscriber: { events: NodeJS.EventEmitter } }).subscriber.events.on('reconnect', () => (reconnectAttempts += 1));
+    await listener.start();
+    await proxy.sever();
+    await eventually(() => reconnectAttempts >= 2, 5000, 'reconnection attempts');
+    await listener.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const afterClose = reconnectAttempts;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reconnectAttempts - afterClose).toBe(0);
   });
 });

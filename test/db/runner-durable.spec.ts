@@ -56,7 +56,7 @@ function runnerOf(node: Instance, agent: Agent): Runner {
 }
 
 describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
-  test('aborted with reason "handover", a durable invocation records no end: its row stays running, and another instance resumes it once the first ledger closed', async () => {
+  test('aborted with HANDOVER_REASON, a durable invocation records no end: its row stays running, and another instance resumes it once the first ledger closed', async () => {
     const first = await instance('handover-a');
     const second = await instance('handover-b');
     const handover = new AbortController();
@@ -92,6 +92,26 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
     });
     expect(resumed).toMatchObject({ status: 'completed', invocation_id: invocationId });
     expect(executedOnSecond).toEqual(['c2', 'c3']);
+  });
+
+  test('the string "handover" as a cancel reason is an ordinary cancel: the row ends cancelled', async () => {
+    const node = await instance('handover-string');
+    const cancel = new AbortController();
+    let invocationId = '';
+    const runner = runnerOf(node, {
+      name: 'stepper',
+      model: new ScriptedModel([THREE_STEPS, { text: 'never reached' }]),
+      tools: [stepTool([], async (callId, signal) => {
+        if (callId !== 'c2') return;
+        cancel.abort('handover');
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      })],
+    });
+    await expect(
+      runner.run({ userId: 'u-3', sessionId: 'handover-string-session', message: 'go', durable: true, onAdmitted: ({ invocation_id }) => (invocationId = invocation_id), signal: cancel.signal }),
+    ).rejects.toMatchObject({ code: 'cancelled', details: { reason: 'handover' } });
+    const [row] = await harness.sql<{ phase: string }>('SELECT phase FROM agent_runtime_invocations WHERE id = $1', [invocationId]);
+    expect(row.phase).toBe('cancelled');
   });
 
 
