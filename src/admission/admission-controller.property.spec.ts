@@ -23,15 +23,20 @@
  * plus the submit decision of §5.1 (computed from the model), reasons of queued failures (§4, §6),
  * prompt expiry by the single timer (§5.3), drain order (§5.9), listener bookkeeping on shared
  * signals (§10) and the absence of unhandled promise rejections (§9).
+ *
+ * It runs against both admission services: the local controller, checked synchronously after each
+ * call as before, and a single cluster instance, whose checks of a command wait until the instance
+ * has no decision in flight (its `submit` is a promise and its grants follow a transaction).
  */
 import fc from 'fast-check';
-import { AdmissionController } from './admission-controller';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionConfig } from './admission-config';
 import type { AdmissionRequestOptions } from './admission-request';
+import type { AdmissionService } from './admission-service';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 import { ManualClock } from '../testing/manual-clock';
+import { ADMISSION_VARIANTS, admissionSuite, type AdmissionFixture, type AdmissionSuite } from './testing/controller-fixture';
 
 // ---- generated scenario -------------------------------------------------------------------------
 
@@ -333,7 +338,7 @@ class Run {
   readonly agents: string[];
   readonly limits = new Map<string, number>();
   readonly clock = new ManualClock(1000);
-  readonly controller: AdmissionController;
+  private fixture!: AdmissionFixture;
   readonly requests: Req[] = [];
   readonly lifetimes: Lifetime[] = [];
   readonly events: Recorded[] = [];
@@ -350,7 +355,10 @@ class Run {
   private nestedRuns = 0;
   private step = 'construction';
 
-  constructor(readonly scenario: Scenario) {
+  constructor(
+    readonly scenario: Scenario,
+    private readonly suite: AdmissionSuite,
+  ) {
     this.agents = AGENT_POOL.slice(0, scenario.agentCount);
     const agentLimits = Object.fromEntries(scenario.agentLimits.map(([i, limit]) => [this.agents[i % this.agents.length], limit]));
     for (const agent of this.agents) {
@@ -358,7 +366,7 @@ class Run {
       this.limits.set(agent, own ? (agentLimits[agent] as number) : scenario.defaultAgentLimit);
       this.counts.set(agent, { grants: 0, revocations: 0, enqueued: 0, dequeued: 0, refusals: 0 });
     }
-    const config: AdmissionConfig = {
+    this.config = {
       globalLimit: scenario.globalLimit,
       defaultAgentLimit: scenario.defaultAgentLimit,
       agentLimits,
@@ -366,10 +374,35 @@ class Run {
       maxQueue: scenario.maxQueue,
       defaultQueueTimeoutMs: scenario.defaultQueueTimeoutMs,
     };
-    this.controller = new AdmissionController(config, {
-      clock: this.clock,
-      events: { emit: (name: string, payload: object) => this.onTelemetry(name, payload) },
-    });
+  }
+
+  private readonly config: AdmissionConfig;
+
+  /** Builds and starts the controller of the suite's variant. */
+  async start(): Promise<void> {
+    this.fixture = await this.suite.setup(this.config, this.clock, { emit: (name: string, payload: object) => this.onTelemetry(name, payload) });
+  }
+
+  /** Stops the controller (the cluster variant frees its database for the next run). */
+  close(): Promise<void> {
+    return this.fixture.close();
+  }
+
+  get controller(): AdmissionService {
+    return this.fixture.controller;
+  }
+
+  /** Whether every effect of a call has happened when it returns (the local controller). */
+  private get synchronous(): boolean {
+    return this.suite.variant.synchronous;
+  }
+
+  /**
+   * Nothing for the local controller, whose checks run right after each call; for the cluster
+   * controller, the wait until the decisions the call started have been applied.
+   */
+  private effectsOfCall(): Promise<void> | undefined {
+    return this.synchronous ? undefined : this.fixture.settle();
   }
 
   fail(message: string): void {
@@ -426,7 +459,7 @@ class Run {
         }
       }
       this.events.push({ payload, cls });
-      if (this.scenario.statusInListeners) this.checkStatus(this.controller.status(), 'inside the telemetry sink');
+      if (this.scenario.statusInListeners) this.checkStatus(this.controller.status(), 'inside the telemetry sink', this.synchronous);
     } catch (error) {
       this.fail(`telemetry listener threw ${describe_(error)}`);
     }
@@ -434,8 +467,12 @@ class Run {
 
   // -- status checks (invariants 1, 5, 6) --
 
-  /** Checks that need no model: usable inside listeners too. */
-  private checkStatus(status: AdmissionStatus, where: string): void {
+  /**
+   * Checks that need no model: usable inside listeners too. `settled` is false inside a listener of
+   * the cluster controller, whose release or abort returns (and tells its listeners) before the
+   * decision that grants the next request: there only the limits and sums are checked, not §11.5.
+   */
+  private checkStatus(status: AdmissionStatus, where: string, settled = true): void {
     const shape = recordViolation(status, 'status');
     this.check(shape === undefined, () => `${where}: ${shape}`);
     this.check(!leaksHandles(status), () => `${where}: status carries a ref or permit id`);
@@ -458,7 +495,7 @@ class Run {
       this.check(entry.active <= entry.limit, () => `${where}: agent ${agent} active ${entry.active} > limit ${entry.limit}`);
       // invariant 5
       this.check(
-        !(entry.queued > 0 && entry.active < entry.limit) || status.active === status.global_limit,
+        !settled || !(entry.queued > 0 && entry.active < entry.limit) || status.active === status.global_limit,
         () =>
           `${where}: agent ${agent} has ${entry.queued} queued and spare capacity (${entry.active}/${entry.limit}) ` +
           `while active ${status.active} < global_limit ${status.global_limit}`,
@@ -544,7 +581,7 @@ class Run {
       this.check(lifetime.listeners.size <= bound, () => `signal #${lifetime.index} holds ${lifetime.listeners.size} abort listeners for ${bound} live entries`);
     }
     // §5.3: one controller timer
-    this.check(this.clock.pendingTimers <= 1, () => `${this.clock.pendingTimers} timers pending`);
+    this.check(this.fixture.timers() <= 1, () => `${this.fixture.timers()} timers pending`);
     this.check(unhandled.length === 0, () => `unhandled rejection: ${describe_(unhandled[0])}`);
   }
 
@@ -634,7 +671,7 @@ class Run {
         () => `request #${req.id}: permit.signal reason ${describe_(reason)} outcome ${String(outcome)}`,
       );
       req.revokeOutcome = String(outcome);
-      if (this.scenario.statusInListeners) this.checkStatus(this.controller.status(), 'inside a permit.signal abort listener');
+      if (this.scenario.statusInListeners) this.checkStatus(this.controller.status(), 'inside a permit.signal abort listener', this.synchronous);
       if (req.onRevoke) this.runNested(req.onRevoke);
     } catch (error) {
       this.fail(`permit.signal listener threw ${describe_(error)}`);
@@ -721,7 +758,7 @@ class Run {
     return { decision: 'queued', outcome: 'queued' };
   }
 
-  private submit(cmd: Extract<Cmd, { t: 'submit' }>): void {
+  private async submit(cmd: Extract<Cmd, { t: 'submit' }>): Promise<void> {
     const agent = this.agents[cmd.agent % this.agents.length];
     const owner = this.lifetimeFor(cmd.owner);
     const signal = cmd.signal === 'sameAsOwner' ? owner : this.lifetimeFor(cmd.signal);
@@ -763,7 +800,8 @@ class Run {
     if (cmd.mode === 'submit') {
       let result: SubmitResult | undefined;
       try {
-        result = this.controller.submit(agent, opts);
+        const answer = this.controller.submit(agent, opts);
+        result = answer instanceof Promise ? await answer : answer;
       } catch (error) {
         req.settled++;
         req.error = error;
@@ -805,6 +843,8 @@ class Run {
       );
     }
     // exactly one decision event (none for a submit refused while draining), with wait_ms 0
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     if (expected.outcome === undefined) {
       this.check(events.length === 0, () => `${label}: refused while draining but emitted ${events.map((e) => e.payload.outcome).join(',')}`);
@@ -818,7 +858,7 @@ class Run {
     }
   }
 
-  private release(cmd: Extract<Cmd, { t: 'release' }>): void {
+  private async release(cmd: Extract<Cmd, { t: 'release' }>): Promise<void> {
     const holders = this.requests.filter((r) => r.permit !== undefined);
     if (holders.length === 0) return;
     const req = holders[cmd.req % holders.length];
@@ -829,6 +869,8 @@ class Run {
     if (cmd.how === 'lookalike') {
       const lookalike = { id: permit.id, agentId: permit.agentId, requestRef: permit.requestRef, signal: permit.signal } as unknown as Permit;
       this.check(this.controller.release(lookalike) === false, () => `${label}: a look-alike object was accepted`);
+      const effects = this.effectsOfCall();
+      if (effects) await effects;
       this.check(this.eventsSince(mark).length === 0 && stateOf(req) === (wasActive ? 'active' : 'done'), () => `${label}: a look-alike object changed state`);
       return;
     }
@@ -845,6 +887,8 @@ class Run {
         this.check(second === false, () => `${label}: second release returned true`);
       }
     }
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     if (wasActive) {
       this.check(events[0]?.payload.outcome === 'released' && events[0].cls === 'revoke' && events[0].payload.agent_id === req.agent, () => `${label}: first event ${JSON.stringify(events[0]?.payload)}`);
@@ -854,10 +898,12 @@ class Run {
     }
   }
 
-  private cancel(cmd: Extract<Cmd, { t: 'cancel' }>): void {
+  private async cancel(cmd: Extract<Cmd, { t: 'cancel' }>): Promise<void> {
     const mark = this.events.length;
     if (cmd.how === 'unknown') {
       this.check(this.controller.cancel(`request-${'A'.repeat(24)}`) === false, () => 'cancel of an unknown ref returned true');
+      const effects = this.effectsOfCall();
+      if (effects) await effects;
       this.check(this.eventsSince(mark).length === 0, () => 'cancel of an unknown ref emitted telemetry');
       return;
     }
@@ -874,6 +920,8 @@ class Run {
       if (second) req.cancelTrue++;
       this.check(second === false, () => `${label}: second cancel returned true`);
     }
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     if (before === 'queued') {
       this.check(
@@ -888,7 +936,7 @@ class Run {
     }
   }
 
-  private abort(lifetime: Lifetime): void {
+  private async abort(lifetime: Lifetime): Promise<void> {
     const label = `abort of signal #${lifetime.index}`;
     let ownerQueued = 0;
     let signalQueued = 0;
@@ -904,6 +952,8 @@ class Run {
     const nested = this.nestedRuns;
     const mark = this.events.length;
     lifetime.controller.abort(new Error(`reason of signal #${lifetime.index}`));
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     const left = (outcome: string) => events.filter((e) => e.cls === 'leaveQueue' && e.payload.outcome === outcome).length;
     this.check(left('owner_down') <= ownerQueued, () => `${label}: ${left('owner_down')} owner_down removals for ${ownerQueued} queued requests it owns`);
@@ -919,11 +969,13 @@ class Run {
     }
   }
 
-  private advance(halves: number): void {
+  private async advance(halves: number): Promise<void> {
     const target = this.clock.monotonicNow() + halves / 2;
     const expiring = this.requests.filter((r) => stateOf(r) === 'queued' && r.deadline <= target).length;
     const mark = this.events.length;
     this.clock.advance(halves / 2);
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     this.check(
       events.length === expiring && events.every((e) => e.payload.outcome === 'expired' && e.cls === 'leaveQueue'),
@@ -931,7 +983,7 @@ class Run {
     );
   }
 
-  private beginDrain(): void {
+  private async beginDrain(): Promise<void> {
     const queued = this.requests.filter((r) => stateOf(r) === 'queued').sort((x, y) => x.seq - y.seq);
     const first = !this.draining;
     if (first) {
@@ -940,6 +992,8 @@ class Run {
     }
     const mark = this.events.length;
     const status = this.controller.beginDrain();
+    const effects = this.effectsOfCall();
+    if (effects) await effects;
     const events = this.eventsSince(mark);
     this.checkStatus(status, 'beginDrain() result');
     this.check(status.queue_length === 0, () => `beginDrain left ${status.queue_length} queued`);
@@ -954,22 +1008,22 @@ class Run {
     const eventsBefore = this.events.length;
     switch (cmd.t) {
       case 'submit':
-        this.submit(cmd);
+        await this.submit(cmd);
         break;
       case 'release':
-        this.release(cmd);
+        await this.release(cmd);
         break;
       case 'cancel':
-        this.cancel(cmd);
+        await this.cancel(cmd);
         break;
       case 'abortOwner':
       case 'abortSignal': {
         const candidates = this.lifetimes.filter((l) => !l.controller.signal.aborted && (cmd.t === 'abortOwner' ? l.usedAsOwner : l.usedAsSignal));
-        if (candidates.length > 0) this.abort(candidates[cmd.which % candidates.length]);
+        if (candidates.length > 0) await this.abort(candidates[cmd.which % candidates.length]);
         break;
       }
       case 'advance':
-        this.advance(cmd.halves);
+        await this.advance(cmd.halves);
         break;
       case 'status': {
         this.checkStatus(this.controller.status(), 'status()');
@@ -977,11 +1031,11 @@ class Run {
         break;
       }
       case 'beginDrain':
-        this.beginDrain();
+        await this.beginDrain();
         break;
     }
     this.throwIfViolated();
-    await tick();
+    await this.fixture.settle();
     this.step = `after command ${index} ${fc.stringify(cmd)}`;
     this.checkAfterCommand();
     this.throwIfViolated();
@@ -993,7 +1047,7 @@ class Run {
     for (const req of this.requests) {
       if (stateOf(req) === 'active') await this.command({ t: 'release', req: this.requests.filter((r) => r.permit).indexOf(req), how: 'once' }, -1);
     }
-    await tick();
+    await this.fixture.settle();
     this.step = 'end of run';
     const status = this.controller.status();
     this.check(status.active === 0 && status.queue_length === 0 && Object.keys(status.per_agent).length === 0, () => `final status ${JSON.stringify(status)}`);
@@ -1034,33 +1088,50 @@ class Run {
   }
 }
 
-async function play(scenario: Scenario, cmds: Cmd[]): Promise<void> {
+async function play(suite: AdmissionSuite, scenario: Scenario, cmds: Cmd[]): Promise<void> {
   unhandled.length = 0;
-  const run = new Run(scenario);
-  for (let i = 0; i < cmds.length; i++) await run.command(cmds[i], i);
-  await run.finish();
+  const run = new Run(scenario, suite);
+  await run.start();
+  try {
+    for (let i = 0; i < cmds.length; i++) await run.command(cmds[i], i);
+    await run.finish();
+  } finally {
+    await run.close();
+  }
 }
 
 // ---- properties ---------------------------------------------------------------------------------
 
 /** Runs per property; raise it locally (e.g. `ADMISSION_PROPERTY_RUNS=5000`) to search harder. */
 const RUNS = Number(process.env.ADMISSION_PROPERTY_RUNS ?? 250);
+/** Runs per property on the cluster controller, whose every decision is a database transaction. */
+const CLUSTER_RUNS = Number(process.env.ADMISSION_CLUSTER_PROPERTY_RUNS ?? 15);
 const MAX_COMMANDS = 60;
-const TIMEOUT_MS = Math.max(30_000, RUNS * 40);
 
-describe('AdmissionController properties (spec 01 §11)', () => {
-  it('keeps the §11 invariants over random interleavings of submits, releases, cancels, aborts, clock advances and drain', async () => {
-    const profile = { reentrant: false, queueHeavy: false };
-    await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  }, TIMEOUT_MS);
+describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
+  const suite = admissionSuite(variantName);
+  const runs = suite.variant.synchronous ? RUNS : CLUSTER_RUNS;
+  const timeoutMs = suite.variant.synchronous ? Math.max(30_000, RUNS * 40) : Math.max(120_000, CLUSTER_RUNS * 8_000);
+  // a cluster run takes about half a second: its first counterexample is reported unshrunk (replay it with
+  // ADMISSION_PROPERTY_SEED and the printed path)
+  const parameters: fc.Parameters<[Scenario, Cmd[]]> = {
+    numRuns: runs,
+    endOnFailure: !suite.variant.synchronous,
+    ...(process.env.ADMISSION_PROPERTY_SEED ? { seed: Number(process.env.ADMISSION_PROPERTY_SEED) } : {}),
+  };
+  const property = (profile: Profile) => fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), (scenario, cmds) => play(suite, scenario, cmds));
 
-  it('keeps them when telemetry and permit.signal listeners call back into the controller (§9)', async () => {
-    const profile = { reentrant: true, queueHeavy: false };
-    await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  }, TIMEOUT_MS);
+  describe('admission properties (spec 01 §11)', () => {
+    it('keeps the §11 invariants over random interleavings of submits, releases, cancels, aborts, clock advances and drain', async () => {
+      await fc.assert(property({ reentrant: false, queueHeavy: false }), parameters);
+    }, timeoutMs);
 
-  it('grants each agent in enqueue order and never leaves an eligible request waiting, under queue pressure', async () => {
-    const profile = { reentrant: false, queueHeavy: true };
-    await fc.assert(fc.asyncProperty(scenarioArb(profile), commandsArb(profile, MAX_COMMANDS), play), { numRuns: RUNS });
-  }, TIMEOUT_MS);
+    it('keeps them when telemetry and permit.signal listeners call back into the controller (§9)', async () => {
+      await fc.assert(property({ reentrant: true, queueHeavy: false }), parameters);
+    }, timeoutMs);
+
+    it('grants each agent in enqueue order and never leaves an eligible request waiting, under queue pressure', async () => {
+      await fc.assert(property({ reentrant: false, queueHeavy: true }), parameters);
+    }, timeoutMs);
+  });
 });

@@ -68,6 +68,9 @@ export interface GrantedRow {
   readonly requestId: string;
   readonly agentId: string;
   readonly instanceId: string;
+  /** Cluster totals right after this grant (telemetry reports each transition's own totals). */
+  readonly activeAfter: number;
+  readonly queuedAfter: number;
 }
 
 /** What a committed decision did and saw. */
@@ -118,7 +121,7 @@ async function dispatch(client: TransactionClient, tally: Tally): Promise<Grante
     const row = rows[0] as { request_id: string; agent_id: string; instance_id: string } | undefined;
     if (row === undefined) break;
     tally.grantQueued(row.agent_id);
-    grants.push({ requestId: row.request_id, agentId: row.agent_id, instanceId: row.instance_id });
+    grants.push({ requestId: row.request_id, agentId: row.agent_id, instanceId: row.instance_id, activeAfter: tally.active, queuedAfter: tally.queued });
   }
   return grants;
 }

@@ -84,7 +84,9 @@ export class ClusterAdmissionController implements AdmissionService {
   private readonly expiryTimer: DeadlineTimer;
   private readonly recentFailures = new Map<string, unknown>();
   /** Refs of this instance's requests whose rows (queued or granted) must go; retried until a decision lands. */
-  private readonly retiring = new Set<string>();
+  private readonly retiring = new Map<string, Lowered | null>();
+  /** This instance's decisions, one after another in call order (so its queue keeps the order of its submits). */
+  private decisions: Promise<unknown> = Promise.resolve();
   private readonly retirer = new CoalescedTask(() => this.retireAll(), (run) => void this.track(run));
   /** After a notification (or a reconnection of the listener): reads which waiting requests were granted. */
   private readonly grantReader = new CoalescedTask(() => this.readGrants(), (run) => void this.track(run));
@@ -290,7 +292,8 @@ export class ClusterAdmissionController implements AdmissionService {
       });
       this.phase = 'started';
       this.instance.attach('admission', () => this.listener?.connected === true);
-      await this.decideNow({ poll: true });
+      // rows under this id were left by an earlier life of this instance (a restart with a fixed id)
+      await this.decideNow({ poll: true, retireAll: true });
       this.armPoll();
     } catch (error) {
       this.phase = 'new';
@@ -319,8 +322,8 @@ export class ClusterAdmissionController implements AdmissionService {
   }
 
   /** Deletes the retiring rows in decisions, retried with backoff until they land or the instance stops. */
-  private retire(ref: string): void {
-    this.retiring.add(ref);
+  private retire(ref: string, lowered: Lowered | null = null): void {
+    this.retiring.set(ref, lowered);
     if (this.phase === 'started') this.retirer.trigger();
   }
 
@@ -354,8 +357,14 @@ export class ClusterAdmissionController implements AdmissionService {
    * One decision transaction carrying the pending deletes and looking up this instance's waiting
    * requests (and, on a poll, its permits); its outcome and `after` are applied in one operation.
    */
-  private async decideNow<T>(plan: { submit?: ClusterRequest; poll?: boolean }, after?: (outcome: DecisionOutcome) => T): Promise<T | undefined> {
-    const retire = [...this.retiring];
+  private decideNow<T>(plan: DecisionPlan, after?: (outcome: DecisionOutcome) => T): Promise<T | undefined> {
+    const decided = this.decisions.then(() => this.decideOnce(plan, after));
+    this.decisions = decided.catch(() => undefined);
+    return decided;
+  }
+
+  private async decideOnce<T>(plan: DecisionPlan, after?: (outcome: DecisionOutcome) => T): Promise<T | undefined> {
+    const retire = [...this.retiring.keys()];
     const lookUp = [...this.requests.values()].filter((entry) => entry.state !== 'active' || plan.poll === true);
     const states = lookUp.map((entry) => entry.state);
     const submit = plan.submit;
@@ -364,6 +373,7 @@ export class ClusterAdmissionController implements AdmissionService {
         instanceId: this.instanceId,
         config: this.config,
         retire,
+        ...(plan.retireAll ? { retireAll: true } : {}),
         lookUp: lookUp.filter((entry) => entry !== submit).map((entry) => entry.ref),
         submit: submit && { ref: submit.ref, permitId: submit.permitId, agentId: submit.agentId, overflow: submit.overflow, deadline: submit.deadline },
         now: () => this.now(),
@@ -377,8 +387,15 @@ export class ClusterAdmissionController implements AdmissionService {
   }
 
   private applyDecision(outcome: DecisionOutcome, lookUp: readonly ClusterRequest[], states: readonly ClusterRequestState[], submit: ClusterRequest | undefined): void {
+    // removals made here while the decision ran are not in its counts yet
+    const removedSince = [...this.retiring.values()].filter((lowered): lowered is Lowered => lowered !== null);
+    for (const grant of outcome.grants) {
+      if (grant.instanceId !== this.instanceId) continue;
+      this.view.readTotals(grant.activeAfter, grant.queuedAfter, removedSince);
+      this.onGranted(grant.requestId);
+    }
     this.view.read(outcome.counts);
-    for (const grant of outcome.grants) if (grant.instanceId === this.instanceId) this.onGranted(grant.requestId);
+    for (const lowered of removedSince) this.view.lower(lowered.agentId, lowered.what);
     lookUp.forEach((entry, i) => {
       // a request that moved on while the decision ran is judged by its newer state
       if (entry === submit || entry.state !== states[i]) return;
@@ -506,7 +523,7 @@ export class ClusterAdmissionController implements AdmissionService {
     else revokePermit(permit, outcome);
     this.view.lower(entry.agentId, 'active');
     this.decide(outcome, entry.agentId, this.now() - entry.submittedAt);
-    this.retire(entry.ref);
+    this.retire(entry.ref, { agentId: entry.agentId, what: 'active' });
     this.checkDrained();
     return true;
   }
@@ -519,7 +536,7 @@ export class ClusterAdmissionController implements AdmissionService {
     this.finish(entry, reason);
     this.view.lower(entry.agentId, 'queued');
     this.decide(outcome, entry.agentId, this.now() - entry.submittedAt);
-    this.retire(entry.ref);
+    this.retire(entry.ref, { agentId: entry.agentId, what: 'queued' });
   }
 
   /** Spec 01 §4: waiters get `signal.reason` if it aborted, else `owner_down`; the outcome names the owner if it aborted. */
@@ -622,6 +639,21 @@ export class ClusterAdmissionController implements AdmissionService {
   private readonly releaseIgnoringResult = (permit: Permit): void => {
     this.release(permit);
   };
+}
+
+/** What one decision of this instance does besides its pending deletes. */
+interface DecisionPlan {
+  readonly submit?: ClusterRequest;
+  /** Also check this instance's permits. */
+  readonly poll?: boolean;
+  /** Delete every row of this instance id. */
+  readonly retireAll?: boolean;
+}
+
+/** A removal already subtracted from the view, to subtract again from a reading that predates it. */
+interface Lowered {
+  readonly agentId: string;
+  readonly what: 'active' | 'queued';
 }
 
 /** The error a submit throws and the outcome it reports for a refusal of the cluster. */

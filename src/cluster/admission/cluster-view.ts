@@ -25,6 +25,13 @@ export class ClusterView {
     this.agents = new Map([...counts.perAgent].map(([id, agent]) => [id, { active: agent.active, queued: agent.queued }]));
   }
 
+  /** Totals alone, as they stood at one transition of a decision, less `removed` (made here since). */
+  readTotals(active: number, queued: number, removed: Iterable<{ readonly what: 'active' | 'queued' }>): void {
+    this.active = active;
+    this.queued = queued;
+    for (const { what } of removed) this[what] = Math.max(0, this[what] - 1);
+  }
+
   /** This instance removed one of its own active or queued requests of `agentId`. */
   lower(agentId: string, what: 'active' | 'queued'): void {
     const agent = this.agents.get(agentId);
