@@ -4,9 +4,9 @@ import { isValidId } from '../shared/id-rule';
 import { readOptions } from '../shared/option-reader';
 import { integerIn } from '../shared/option-rules';
 import { randomId } from '../shared/random-id';
-import { within } from '../shared/timeout';
-import { driveInvocation, type ActiveRun, type Invoke } from './run-driver';
-import { cancelledEnding } from './run-outcome';
+import { sleep, within } from '../shared/timeout';
+import { driveInvocation, resumeTakenOver, type ActiveRun, type Invoke } from './run-driver';
+import { cancelledEnding, type RunEnding } from './run-outcome';
 import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
 import type {
   ConfirmationInput,
@@ -51,6 +51,8 @@ export class RunRegistry {
   /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
   private readonly locks = new Map<string, Promise<unknown>>();
   private shuttingDown: Promise<void> | undefined;
+  /** Removes this registry's adopter of orphaned runs from a shared store. */
+  private readonly stopAdopting: (() => void) | undefined;
 
   /** Validates synchronously; bad options give `invalid_runner_options` (`{field}`). */
   constructor(options: RunRegistryOptions) {
@@ -60,6 +62,7 @@ export class RunRegistry {
     this.clock = this.settings.clock;
     this.lifecycle = new RunLifecycleTrace(new TraceProducer(this.settings.traceStore), this.clock);
     this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
+    this.stopAdopting = this.store.adoptOrphans?.((run) => this.adopt(run));
   }
 
   /**
@@ -207,6 +210,7 @@ export class RunRegistry {
    * and stay paused. Later calls return the same promise.
    */
   shutdown(): Promise<void> {
+    this.stopAdopting?.();
     this.shuttingDown ??= this.cancelAll();
     return this.shuttingDown;
   }
@@ -218,15 +222,73 @@ export class RunRegistry {
     await within(settled, this.settings.shutdownGraceMs, this.clock).catch(() => undefined);
   }
 
+  /**
+   * A run of a shared store whose owner instance died, now owned here (spec 08 §4): a durable run
+   * with an invocation is resumed from its ledger checkpoint (its stream goes on with new items);
+   * any other ends `failed` with `owner_lost`. During shutdown nothing is adopted: the run stays
+   * owned by this instance and is taken over again once it stops.
+   */
+  private adopt(run: StoredRun): void {
+    if (this.shuttingDown || this.active.has(run.run_id)) return;
+    const runner = this.runners.get(run.agent);
+    const invocationId = run.invocation_id;
+    if (run.durable && invocationId !== null && runner) {
+      const { user_id: userId, session_id: sessionId, run_id: runId } = run;
+      this.launch(runId, false, (signal, onAdmitted) =>
+        resumeTakenOver(
+          () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted }),
+          (ms) => sleep(ms, this.clock, signal),
+        ),
+      );
+      return;
+    }
+    void handled(this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true));
+  }
+
   /** Starts the background task of an invocation; `previous` is set for a resume (the pending call ids to restore on failure). */
   private launch(runId: string, previous: readonly string[] | false, invoke: Invoke): void {
-    const active: ActiveRun = { controller: new AbortController(), started: false, writes: Promise.resolve(), done: Promise.resolve() };
+    const active: ActiveRun = { controller: new AbortController(), started: false, ended: false, writes: Promise.resolve(), done: Promise.resolve() };
     this.active.set(runId, active);
+    const unwatch = this.watchForForeignEnd(runId, active);
     active.done = handled(
       driveInvocation(this.writer, runId, active, previous, invoke).finally(() => {
+        unwatch();
         if (this.active.get(runId) === active) this.active.delete(runId);
       }),
     );
+  }
+
+  /**
+   * Aborts the invocation once its stored run is finished by someone else: a cancel posted to
+   * another instance writes the terminal item by compare-and-set, and that item *is* the cancel
+   * request; the store's watch (NOTIFY, or its poll) brings it here. One read at a time; a wake
+   * during a read reads again.
+   */
+  private watchForForeignEnd(runId: string, active: ActiveRun): () => void {
+    let reading = false;
+    let again = false;
+    const check = (): void => {
+      if (active.ended || active.controller.signal.aborted) return;
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      again = false;
+      void this.store.get(runId).then(
+        (run) => {
+          reading = false;
+          if (active.ended || active.controller.signal.aborted) return;
+          if (run === undefined || isFinishedStatus(run.status)) active.controller.abort(endReason(run));
+          else if (again) check();
+        },
+        () => {
+          reading = false;
+          if (again) check();
+        },
+      );
+    };
+    return this.store.watch(runId, check);
   }
 
   private exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {
@@ -266,6 +328,18 @@ function statusRecord(run: StoredRun): RunStatusRecord {
     last_seq: run.last_seq,
     error: run.error,
   });
+}
+
+/** The reason an invocation is aborted with when its run was finished elsewhere: the cancel reason, else the status. */
+function endReason(run: StoredRun | undefined): string {
+  const reason = run?.error?.details?.reason;
+  return run?.status === 'cancelled' && typeof reason === 'string' ? reason : (run?.status ?? 'cancelled');
+}
+
+/** The terminal item and status of a run whose owner instance died and that cannot be resumed (spec 08 §4). */
+function ownerLostEnding(): RunEnding {
+  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze({}) });
+  return { terminal: Object.freeze({ type: 'terminal', status: 'failed', error }), patch: { status: 'failed', pending_call_ids: [], error } };
 }
 
 function notActive(run: StoredRun | undefined): RunnerError {

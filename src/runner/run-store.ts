@@ -18,6 +18,12 @@ export type NewRunStreamItem = WithoutSeq<RunStreamItem>;
 export interface WriteCondition {
   /** Write only while the run has one of these statuses (compare-and-set). @default any unfinished status */
   readonly expect?: readonly RunStatus[];
+  /**
+   * Write only while this store's instance owns the run (a store shared by instances records the
+   * owner; one without owners ignores this). The registry's writes for an invocation it executes set
+   * it, so an instance that lost a run to a takeover cannot write to it any more. @default false
+   */
+  readonly owned?: boolean;
 }
 
 /** Options of `append`. */
@@ -78,6 +84,13 @@ export interface RunStore {
   delete(runId: string): Promise<boolean>;
   /** Runs not finished (pending, running, paused). */
   countActive(): Promise<number>;
+  /**
+   * Optional, for a store shared by instances (spec 08 §4): registers the handler of runs whose
+   * owner instance died and that this store's instance has taken over (pending or running, never
+   * paused); the handler resumes or ends each. Returns its removal. A store without it (the
+   * in-memory one) has no other owners.
+   */
+  adoptOrphans?(adopt: (run: StoredRun) => void): () => void;
 }
 
 /** The statuses a run ends in. */
