@@ -17,6 +17,12 @@ export interface AgentRuntimeHealthOptions {
   readinessTimeoutMs?: number;
   /** The clock the shutdown steps and readiness checks are bounded on. @default systemClock */
   clock?: Clock;
+  /**
+   * Components readiness reports without letting them fail it: their state is in `details`, never in
+   * `error`. For a cluster singleton (the evaluation service) whose standby instances serve traffic
+   * all the same. @default []
+   */
+  advisoryComponents?: readonly string[];
 }
 
 /** Options with every default applied (`clock` stays optional: the components default it). */
@@ -25,6 +31,7 @@ export interface ResolvedHealthOptions {
   readonly minimumStepMs: number;
   readonly readinessTimeoutMs: number;
   readonly clock: Clock | undefined;
+  readonly advisoryComponents: ReadonlySet<string>;
 }
 
 export const DEFAULT_READINESS_TIMEOUT_MS = 2000;
@@ -39,6 +46,7 @@ const HEALTH_OPTION_RULES: OptionRules<keyof AgentRuntimeHealthOptions> = {
   minimumStepMs: integerIn(0, 60_000),
   readinessTimeoutMs: integerIn(1, 60_000),
   clock: isClock,
+  advisoryComponents: (value: unknown) => Array.isArray(value) && value.every((component) => typeof component === 'string' && component.length > 0),
 };
 
 /** Validates the options (unknown keys refused) and applies the defaults; throws `invalid_health_options`. */
@@ -51,5 +59,6 @@ export function resolveHealthOptions(options: unknown): ResolvedHealthOptions {
     minimumStepMs: o.minimumStepMs ?? DEFAULT_MINIMUM_STEP_MS,
     readinessTimeoutMs: o.readinessTimeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS,
     clock: o.clock,
+    advisoryComponents: new Set(o.advisoryComponents ?? []),
   });
 }

@@ -26,3 +26,18 @@ describe('readiness report', () => {
     expect(Object.isFrozen(report)).toBe(true);
   });
 });
+
+describe('readinessReport with advisory components', () => {
+  it('reports a down advisory component in details only: readiness stays ok', () => {
+    const report = readinessReport([['admission', { status: 'up' } as never], ['evaluation', { status: 'down', state: 'standby' } as never]], new Set(['evaluation']));
+    expect(report.status).toBe('ok');
+    expect(report.error).toEqual({});
+    expect(report.details.evaluation).toEqual({ status: 'down', state: 'standby' });
+  });
+
+  it('still fails on a down component that is not advisory', () => {
+    const report = readinessReport([['admission', { status: 'down' } as never], ['evaluation', { status: 'down' } as never]], new Set(['evaluation']));
+    expect(report.status).toBe('error');
+    expect(Object.keys(report.error)).toEqual(['admission']);
+  });
+});

@@ -41,8 +41,8 @@ export function componentStates(component: string, answer: unknown): Array<[stri
   return states.length > 0 ? states : [[component, down()]];
 }
 
-/** Every state in one report; the first state of a key wins. */
-export function readinessReport(states: ReadonlyArray<readonly [string, ComponentHealth]>): ReadinessReport {
+/** Every state in one report; the first state of a key wins. A down `advisory` component is in `details` only. */
+export function readinessReport(states: ReadonlyArray<readonly [string, ComponentHealth]>, advisory: ReadonlySet<string> = new Set()): ReadinessReport {
   const details: Record<string, ComponentHealth> = {};
   for (const [key, state] of states) if (!Object.hasOwn(details, key)) details[key] = state;
   const info: Record<string, ComponentHealth> = {};
@@ -50,7 +50,8 @@ export function readinessReport(states: ReadonlyArray<readonly [string, Componen
   const sorted: Record<string, ComponentHealth> = {};
   for (const key of Object.keys(details).sort()) {
     sorted[key] = details[key];
-    (details[key].status === 'up' ? info : error)[key] = details[key];
+    if (details[key].status === 'up') info[key] = details[key];
+    else if (!advisory.has(key)) error[key] = details[key];
   }
   return Object.freeze({
     status: Object.keys(error).length === 0 ? 'ok' : 'error',

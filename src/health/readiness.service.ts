@@ -47,7 +47,7 @@ export class ReadinessService implements OnApplicationBootstrap {
     const states: Array<readonly [string, ComponentHealth]> = answers.flat();
     const phase = this.coordinator.phase;
     if (this.coordinator.state !== 'serving') states.push(['shutdown', down(phase ? { phase } : {})]);
-    return readinessReport(states);
+    return readinessReport(states, this.options.advisoryComponents);
   }
 
   private async ask({ component, indicator }: FoundIndicator): Promise<Array<[string, ComponentHealth]>> {

@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AdmissionConfig } from '../admission/admission-config';
 import { AdmissionModule } from '../admission/admission.module';
 import { ClusterModule } from '../cluster/cluster.module';
+import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { agentRuntimeDataSourceOptions } from '../database/data-source.factory';
 import { DatabaseHealthIndicator } from '../database/database.health';
 import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
@@ -53,7 +54,8 @@ export class ReferenceAppModule {
       imports: [
         EventEmitterModule.forRoot(),
         AdmissionModule.forRoot({ ...(options.admission ?? referenceAdmissionConfig()), ...(options.cluster ? { cluster: {} } : {}) }),
-        ...(options.cluster ? [ClusterModule.forRoot(options.cluster)] : []),
+        // evaluation has one owner per cluster: the standby instances are ready all the same
+        ...(options.cluster ? [ClusterModule.forRoot(options.cluster), AgentRuntimeHealthModule.forRoot({ advisoryComponents: ['evaluation'] })] : []),
         TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
         LedgerModule.forRoot(),
         RuntimePolicyModule.forRoot({
@@ -63,7 +65,7 @@ export class ReferenceAppModule {
         }),
         TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
-        RunsModule.forRootAsync(referenceRunsOptions),
+        RunsModule.forRootAsync(referenceRunsOptions(options.cluster ? 'postgres' : 'memory')),
         // no authentication here: every caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
       ],

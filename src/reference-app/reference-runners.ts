@@ -22,8 +22,11 @@ export const REFERENCE_APP_NAME = 'reference';
  */
 export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
 
-/** The reference service's runners, built on the bundle's current generation (see {@link referenceRunnerBuilder}). */
-export const referenceRunsOptions: RunsModuleAsyncOptions = {
+/**
+ * The reference service's runners, built on the bundle's current generation (see
+ * {@link referenceRunnerBuilder}); runs in this process, or on Postgres in cluster mode.
+ */
+export const referenceRunsOptions = (store: 'memory' | 'postgres'): RunsModuleAsyncOptions => ({
   inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
   useFactory: async (
     admission: AdmissionService,
@@ -38,9 +41,9 @@ export const referenceRunsOptions: RunsModuleAsyncOptions = {
     await services.start();
     const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, events, traceStore });
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace } };
+    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace }, store };
   },
-};
+});
 
 /** What every reference Runner shares besides the bundle's services. */
 interface ReferenceRunnerParts {

@@ -1,3 +1,4 @@
+import { HANDOVER_REASON } from './invocation-scope';
 import { isValidId } from '../shared/id-rule';
 import { errorEnding, runErrorOf } from './run-outcome';
 import { RunnerError } from './runner.errors';
@@ -79,6 +80,8 @@ async function settle(writer: RunWriter, runId: string, result: RunResult): Prom
 }
 
 async function failed(writer: RunWriter, runId: string, active: ActiveRun, previous: readonly string[] | false, error: unknown): Promise<void> {
+  // handed over to another instance: the run goes on there, nothing ends here
+  if (active.controller.signal.reason === HANDOVER_REASON) return;
   const runError = runErrorOf(error);
   const beforeStart = previous !== false && runError.code !== 'cancelled' && (runError.code === 'admission_failed' || !active.started);
   if (!beforeStart) {

@@ -1,3 +1,5 @@
+import { CoalescedTask } from '../shared/coalesced-task';
+import { HANDOVER_REASON } from './invocation-scope';
 import type { Clock } from '../shared/clock';
 import { handled } from '../shared/handled-promise';
 import { isValidId } from '../shared/id-rule';
@@ -217,9 +219,23 @@ export class RunRegistry {
 
   private async cancelAll(): Promise<void> {
     const runs = [...this.active];
-    await Promise.all(runs.map(([runId]) => this.cancel(runId, 'shutdown').catch(() => undefined)));
+    await Promise.all(runs.map(async ([runId, active]) => (await this.handedOver(runId, active)) || this.cancel(runId, 'shutdown').catch(() => undefined)));
     const settled = Promise.all(runs.map(([, active]) => active.done));
     await within(settled, this.settings.shutdownGraceMs, this.clock).catch(() => undefined);
+  }
+
+  /**
+   * At shutdown, on a store that other instances share (one that adopts orphans): a durable run with
+   * an invocation is handed over instead of cancelled. Its invocation stops without recording an
+   * end and the run stays unfinished, owned here, so once this instance is gone another one takes it
+   * over and resumes it from its ledger checkpoint (spec 08 §4).
+   */
+  private async handedOver(runId: string, active: ActiveRun): Promise<boolean> {
+    if (!this.stopAdopting) return false;
+    const run = await this.store.get(runId).catch(() => undefined);
+    if (!run?.durable || run.invocation_id === null || isFinishedStatus(run.status)) return false;
+    active.controller.abort(HANDOVER_REASON);
+    return true;
   }
 
   /**
@@ -261,34 +277,17 @@ export class RunRegistry {
   /**
    * Aborts the invocation once its stored run is finished by someone else: a cancel posted to
    * another instance writes the terminal item by compare-and-set, and that item *is* the cancel
-   * request; the store's watch (NOTIFY, or its poll) brings it here. One read at a time; a wake
-   * during a read reads again.
+   * request; the store's watch (NOTIFY, or its poll) brings it here. One read at a time; wakes
+   * during a read ask for one more.
    */
   private watchForForeignEnd(runId: string, active: ActiveRun): () => void {
-    let reading = false;
-    let again = false;
-    const check = (): void => {
-      if (active.ended || active.controller.signal.aborted) return;
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      again = false;
-      void this.store.get(runId).then(
-        (run) => {
-          reading = false;
-          if (active.ended || active.controller.signal.aborted) return;
-          if (run === undefined || isFinishedStatus(run.status)) active.controller.abort(endReason(run));
-          else if (again) check();
-        },
-        () => {
-          reading = false;
-          if (again) check();
-        },
-      );
-    };
-    return this.store.watch(runId, check);
+    const over = () => active.ended || active.controller.signal.aborted;
+    const check = new CoalescedTask(async () => {
+      if (over()) return;
+      const run = await this.store.get(runId);
+      if (!over() && (run === undefined || isFinishedStatus(run.status))) active.controller.abort(endReason(run));
+    });
+    return this.store.watch(runId, () => check.trigger());
   }
 
   private exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {

@@ -2,7 +2,11 @@ import { DynamicModule, Global, Inject, Module, type Provider } from '@nestjs/co
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/module-builder';
+import { ClusterInstance } from '../cluster/cluster-instance';
+import { PostgresRunStore } from '../cluster/runs/postgres-run-store';
+import { InMemoryRunStore } from './in-memory-run-store';
 import { RunRegistry } from './run-registry';
+import type { RunStore } from './run-store';
 import { RunnerError } from './runner.errors';
 import { RUNS_MODULE_OPTIONS, resolveRunsModuleOptions, type ResolvedRunsModuleOptions, type RunsModuleOptions } from './runs-module-options';
 import { RunsController } from './runs.controller';
@@ -16,10 +20,27 @@ export interface RunsOptionsFactory {
 /** Options of `RunsModule.forRootAsync`: `imports`, `inject`, exactly one of `useFactory`, `useClass`, `useExisting`. */
 export type RunsModuleAsyncOptions = ModuleAsyncOptions<RunsModuleOptions, RunsOptionsFactory>;
 
+/** Injection token of the run store the registry uses. */
+export const RUN_STORE = Symbol('RUN_STORE');
+
+const storeProvider: Provider = {
+  provide: RUN_STORE,
+  inject: [RUNS_MODULE_OPTIONS, { token: ClusterInstance, optional: true }],
+  useFactory: async (options: ResolvedRunsModuleOptions, instance: ClusterInstance | undefined): Promise<RunStore> => {
+    if (options.store === 'memory') return options.registry.store ?? new InMemoryRunStore();
+    if (!instance || options.registry.store) throw new RunnerError('invalid_runner_options', { field: 'store' });
+    const finishedRunTtlMs = options.registry.finishedRunTtlMs;
+    const store = new PostgresRunStore({ instance, ...(finishedRunTtlMs === undefined ? {} : { finishedRunTtlMs }) });
+    await store.start();
+    instance.attach('runs', () => store.connected);
+    return store;
+  },
+};
+
 const registryProvider: Provider = {
   provide: RunRegistry,
-  inject: [RUNS_MODULE_OPTIONS],
-  useFactory: (options: ResolvedRunsModuleOptions) => new RunRegistry(options.registry),
+  inject: [RUNS_MODULE_OPTIONS, RUN_STORE],
+  useFactory: (options: ResolvedRunsModuleOptions, store: RunStore) => new RunRegistry({ ...options.registry, store }),
 };
 
 /**
@@ -38,8 +59,9 @@ const registryProvider: Provider = {
 @Global()
 @Module({})
 export class RunsModule {
-  constructor(@Inject(RunRegistry) registry: RunRegistry, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+  constructor(@Inject(RunRegistry) registry: RunRegistry, @Inject(RUN_STORE) store: RunStore, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
     coordinator.register({ component: 'runs', phase: 'runs', run: () => registry.shutdown(), counts: () => ({ active: registry.status().active }) });
+    if (store instanceof PostgresRunStore) coordinator.register({ component: 'run_store', phase: 'services', run: () => store.stop() });
   }
 
   static forRoot(options: RunsModuleOptions): DynamicModule {
@@ -59,7 +81,7 @@ const runsModule = moduleBuilder<RunsModuleOptions, RunsOptionsFactory>({
   invalid: (details) => new RunnerError('invalid_runner_options', details),
   metadata: () => ({
     imports: [AgentRuntimeHealthModule],
-    providers: [registryProvider, RunsHealthIndicator],
-    exports: [RunRegistry, RUNS_MODULE_OPTIONS, RunsHealthIndicator],
+    providers: [storeProvider, registryProvider, RunsHealthIndicator],
+    exports: [RunRegistry, RUN_STORE, RUNS_MODULE_OPTIONS, RunsHealthIndicator],
   }),
 });

@@ -10,8 +10,8 @@ import { ClusterError } from '../cluster.errors';
 export interface PostgresRunStoreOptions {
   /** This process's cluster instance: runs created or resumed here record its id as their owner. */
   readonly instance: ClusterInstance;
-  /** The initialised DataSource of the instance's pool; `start()` validates the tables through it. */
-  readonly dataSource: DataSource;
+  /** The DataSource of the instance; `start()` validates the tables through it. @default the instance's */
+  readonly dataSource?: DataSource;
   /** Postgres schema of both tables (`^[a-z_][a-z0-9_]{0,62}$`). @default the connection's current_schema() */
   readonly schema?: string;
   /** Period of the fallback poll of watched runs, the dead-owner reap and the prune, 10..60000 ms. @default 1000 */
@@ -56,10 +56,10 @@ export function resolvePostgresRunStoreOptions(options: unknown): ResolvedPostgr
   const read = readOptions(options, RULES, { name: 'options', unknownKeys: 'refuse' });
   if (!read.ok) throw new ClusterError('invalid_cluster_options', optionFailureDetails(read.fields));
   const o = read.values as Partial<PostgresRunStoreOptions>;
-  for (const required of ['instance', 'dataSource'] as const) if (o[required] === undefined) throw new ClusterError('invalid_cluster_options', { field: required });
+  if (o.instance === undefined) throw new ClusterError('invalid_cluster_options', { field: 'instance' });
   return Object.freeze({
     instance: o.instance as ClusterInstance,
-    dataSource: o.dataSource as DataSource,
+    dataSource: (o.dataSource ?? (o.instance as ClusterInstance).dataSource) as DataSource,
     schema: o.schema ?? null,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     pruneBatchSize: o.pruneBatchSize ?? 100,

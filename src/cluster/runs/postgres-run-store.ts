@@ -62,6 +62,8 @@ export class PostgresRunStore implements RunStore {
   private readonly pool: PgPool;
   private readonly watchers = new RunWatchers();
   private state: StoreState = 'new';
+  /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
+  private ownLeftovers = true;
   private sql: RunStatements | null = null;
   private capacityKey = '';
   private listener: NotificationListener | null = null;
@@ -241,11 +243,15 @@ export class PostgresRunStore implements RunStore {
   /**
    * Takes over up to `limit` pending or running runs whose owner instance is dead (its lock is free),
    * atomically: of several instances trying, exactly one gets each run. Paused runs hold no process
-   * and are left alone. Nothing is taken while this instance is not live itself.
+   * and are left alone. Nothing is taken while this instance is not live itself. Until a claim finds
+   * fewer than `limit`, the unfinished runs under this instance's own id are taken too: they were left
+   * by an earlier life of the same id (a restart with a fixed `instanceId`), which nobody else can reap.
    */
   async claimOrphans(limit: number = this.settings.claimBatchSize): Promise<readonly StoredRun[]> {
     if (!this.settings.instance.live) return [];
-    const rows = await this.statement(this.statements().claimOrphans, [this.instanceId, limit]);
+    const includeOwn = this.ownLeftovers;
+    const rows = await this.statement(this.statements().claimOrphans, [this.instanceId, limit, includeOwn]);
+    if (includeOwn && rows.length < limit) this.ownLeftovers = false;
     return Object.freeze(rows.map((row) => runRowOf(row).run));
   }
 

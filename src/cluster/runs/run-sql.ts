@@ -33,6 +33,7 @@ export interface RunStatements {
   /** $1 run ids: their `last_item_seq` */
   readonly lastSeqs: string;
   /** $1 this instance, $2 limit: takes over executing runs whose owner is dead */
+  /** $1 this instance, $2 limit, $3 also its own runs (left by an earlier life of this instance id) */
   readonly claimOrphans: string;
   /** $1 finished before (wall ms), $2 limit: removes finished runs, announcing each */
   readonly pruneFinished: string;
@@ -79,8 +80,8 @@ export function runStatements(runs: string, items: string): RunStatements {
     // each distinct owner is probed once; SKIP LOCKED and the owner re-check in the UPDATE let exactly one instance take a run
     claimOrphans: `WITH owners AS MATERIALIZED (
         SELECT DISTINCT r.owner_instance FROM ${runs} AS r
-         WHERE r.status IN ${EXECUTING} AND r.owner_instance IS NOT NULL AND r.owner_instance <> $1::text),
-      dead AS MATERIALIZED (SELECT o.owner_instance FROM owners o WHERE ${instanceIsDeadSql('o.owner_instance')}),
+         WHERE r.status IN ${EXECUTING} AND r.owner_instance IS NOT NULL AND (r.owner_instance <> $1::text OR $3::boolean)),
+      dead AS MATERIALIZED (SELECT o.owner_instance FROM owners o WHERE o.owner_instance = $1::text OR ${instanceIsDeadSql('o.owner_instance')}),
       picked AS MATERIALIZED (
         SELECT r.run_id, r.owner_instance FROM ${runs} AS r JOIN dead d ON d.owner_instance = r.owner_instance
          WHERE r.status IN ${EXECUTING} ORDER BY r.created_at_ms, r.run_id LIMIT $2::integer FOR UPDATE OF r SKIP LOCKED)
