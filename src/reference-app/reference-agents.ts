@@ -1,6 +1,8 @@
 import type { Agent, Tool } from '../runner/agent.types';
 import type { Model, ModelRequest, ModelResponse } from '../runner/model.types';
 import { OpenAICompatibleModel } from '../runner/openai-compatible-model';
+import { systemClock } from '../shared/clock';
+import { sleep } from '../shared/timeout';
 
 /**
  * A deterministic stand-in for a language model: the next response is a function of the history
@@ -92,6 +94,33 @@ export const operatorAgent: Agent = {
           ],
         },
   ),
+};
+
+/** `wait`: sleeps for `ms` (≤ 10 s), stopping early when the invocation is cancelled. */
+const waitTool: Tool = {
+  name: 'wait',
+  description: 'Waits, as a slow tool does.',
+  parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 10_000 } }, required: ['ms'], additionalProperties: false },
+  execute: async (args, ctx) => {
+    await sleep(Number(args.ms), systemClock, ctx.signal);
+    return { waited_ms: args.ms };
+  },
+};
+
+/** How many `wait` steps `batch` takes, one after another. */
+const BATCH_STEPS = 3;
+
+/**
+ * `batch`: three `wait` steps of 1.5 s each, one per model turn, then a summary. Slow on purpose, so
+ * a durable run of it can be interrupted (kill an instance) and resumed elsewhere mid-way.
+ */
+export const batchAgent: Agent = {
+  name: 'batch',
+  tools: [waitTool],
+  model: new DemoModel('demo-batch', (request) => {
+    const done = request.contents.filter((entry) => entry.role === 'tool').length;
+    return done < BATCH_STEPS ? { toolCalls: [{ id: `wait-${done + 1}`, name: 'wait', args: { ms: 1500 } }] } : { text: `Batch done: ${BATCH_STEPS} steps.` };
+  }),
 };
 
 /**

@@ -18,8 +18,8 @@ export function referenceAdmissionConfig(env: NodeJS.ProcessEnv = process.env): 
 }
 
 /**
- * The reference service's runtime policy: agents `helper`, `helper-draft`, `operator` and `assistant` may run, tools
- * `search` and `deploy` may be called, tool `shell` is explicitly denied, arguments up to 1 KiB,
+ * The reference service's runtime policy: agents `helper`, `helper-draft`, `operator`, `batch` and `assistant` may
+ * run, tools `search`, `deploy` and `wait` may be called, tool `shell` is explicitly denied, arguments up to 1 KiB,
  * content up to 4 KiB.
  * `REFERENCE_POLICY_JSON` replaces it with a policy spec of your own.
  */
@@ -27,8 +27,8 @@ export function referencePolicySpec(env: NodeJS.ProcessEnv = process.env): Runti
   if (env.REFERENCE_POLICY_JSON) return JSON.parse(env.REFERENCE_POLICY_JSON) as RuntimePolicySpec;
   return {
     id: 'reference-policy',
-    agents: { allow: ['helper', 'helper-draft', 'operator', 'assistant'] },
-    tools: { allow: ['search', 'shell', 'deploy'], deny: ['shell'] },
+    agents: { allow: ['helper', 'helper-draft', 'operator', 'batch', 'assistant'] },
+    tools: { allow: ['search', 'shell', 'deploy', 'wait'], deny: ['shell'] },
     maxArgumentBytes: 1024,
     maxContentBytes: 4096,
   };

@@ -10,7 +10,7 @@ import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-sup
 import type { GenerationRunnerSpec } from '../services/bundle/service-generation';
 import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs.module';
-import { helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
+import { batchAgent, helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
 
 /** The app name the reference service stores its sessions under. */
 export const REFERENCE_APP_NAME = 'reference';
@@ -63,7 +63,7 @@ interface ReferenceRunnerParts {
 export function referenceRunnerBuilder(parts: ReferenceRunnerParts): (spec: GenerationRunnerSpec) => Runner[] {
   const logger = new Logger('Runner');
   const trace = parts.traceStore === null ? {} : { traceStore: { store: parts.traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-  const agents = [helperAgent, helperDraftAgent, operatorAgent, openAIAgent()].filter((agent) => agent !== null);
+  const agents = [helperAgent, helperDraftAgent, operatorAgent, batchAgent, openAIAgent()].filter((agent) => agent !== null);
   return (spec) =>
     agents.map(
       (agent) =>

@@ -108,7 +108,8 @@ export class SseConnection {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  private waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  /** Resolves once `condition` holds after a message (or at once); rejects naming `what` after `timeoutMs`. */
+  waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (condition()) {
