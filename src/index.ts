@@ -8,6 +8,7 @@ export * from './evaluation';
 export * from './services';
 export * from './database';
 export * from './health';
+export * from './cluster';
 export { AdmissionHealthIndicator } from './admission/admission.health';
 export { LedgerHealthIndicator } from './ledger/ledger.health';
 export { DatabaseHealthIndicator } from './database/database.health';

@@ -26,6 +26,7 @@ export { InMemorySessionService, type InMemorySessionServiceOptions } from './in
 export { PostgresSessionService, type PostgresSessionServiceOptions } from './postgres-session-service';
 export { SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC } from './session.schema';
 export { RunRegistry } from './run-registry';
+export { HANDOVER_REASON } from './invocation-scope';
 export type { RunRegistryOptions } from './run-registry-options';
 export type {
   ConfirmationInput,
