@@ -1,4 +1,3 @@
-import { createServer, Socket, type AddressInfo } from 'node:net';
 import type { AdmissionConfig } from '../../src/admission/admission-config';
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
 import type { ReconnectBackoff } from '../../src/database/instance-lock';
@@ -57,57 +56,6 @@ export async function terminateSessions(h: DatabaseHarness, name: string, patter
   );
   for (const { pid } of rows) await h.sql('SELECT pg_terminate_backend($1, 5000)', [pid]);
   return rows.length;
-}
-
-/** A TCP forwarder that can be cut (every connection dropped, new ones refused) and restored. */
-export interface SwitchableProxy {
-  readonly url: string;
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-export async function startSwitchableProxy(url: string): Promise<SwitchableProxy> {
-  const target = new URL(url);
-  const sockets = new Set<Socket>();
-  let up = true;
-  const server = createServer((inbound) => {
-    if (!up) {
-      inbound.destroy();
-      return;
-    }
-    const outbound = new Socket();
-    for (const socket of [inbound, outbound]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => sockets.delete(socket));
-    }
-    inbound.on('close', () => outbound.destroy());
-    outbound.on('close', () => inbound.destroy());
-    outbound.connect(Number(target.port || 5432), target.hostname, () => {
-      inbound.pipe(outbound);
-      outbound.pipe(inbound);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const proxied = new URL(url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String((server.address() as AddressInfo).port);
-  return {
-    url: proxied.toString(),
-    cut() {
-      up = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      up = true;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** Lets pending callbacks and I/O run once. */

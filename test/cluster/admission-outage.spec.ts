@@ -2,7 +2,8 @@ import type { AdmissionError } from '../../src/admission/admission.errors';
 import { rejected } from '../../src/shared/testing/rejected';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { clusterNode, rowCounts, startSwitchableProxy } from './admission-fixture';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { clusterNode, rowCounts } from './admission-fixture';
 
 describe('ClusterAdmissionController fails closed (spec 08 §3)', () => {
   const h = useHarness(() => openDatabaseHarness());
@@ -35,8 +36,8 @@ describe('ClusterAdmissionController fails closed (spec 08 §3)', () => {
   });
 
   it('an unreachable database admits nothing; after recovery the instance admits again and leaves no stuck rows', async () => {
-    const proxy = await startSwitchableProxy(h().database.url);
-    h().track(() => proxy.close());
+    const proxy = await startTcpProxy(h().database.url);
+    h().track(() => proxy.sever());
     const a = await clusterNode(h(), 'adm-a', config, { url: proxy.url, reapIntervalMs: 100, instanceBackoff: { initialMs: 50, maxMs: 200 } });
     const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 100 });
     proxy.cut();

@@ -3,7 +3,7 @@ import { ScriptedModel } from '../../src/runner/scripted-model';
 import type { RunStreamItem } from '../../src/runner/run-registry.types';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { AGENT, aborted, collect, startInstance, stepTool, steps } from './runs-cluster-harness';
 
 const USER = 'u-1';

@@ -1,7 +1,7 @@
 import type { EvalJobRecord, EvalScope } from '../../src/evaluation/eval.types';
 import type { PostgresEvalStore } from '../../src/evaluation/store/postgres-eval-store';
 import { canonicalJson } from '../../src/json';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { canonicalBytes, evalError, evalResult, preparedRequest, recountUsage, SettableClock, tableCounts, usageRows, useEvalHarness } from '../support/eval-fixtures';
 
 const A: EvalScope = Object.freeze({ app: 'app-a' });

@@ -1,6 +1,6 @@
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import { ledgerError, META, serverSql, useLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const T = 1_000_000;
 const LONG_LEASE_MS = 10 * 60_000;

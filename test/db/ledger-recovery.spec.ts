@@ -4,7 +4,7 @@ import type { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import { LedgerError } from '../../src/ledger/ledger.errors';
 import { LEDGER_OPERATION_EVENT, type LedgerOperationEvent } from '../../src/ledger/ledger.constants';
 import { ledgerError, META, rawRow, useLedgerHarness } from '../support/ledger-harness';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const T = 1_000_000;
 

@@ -4,7 +4,7 @@ import { validateSchema } from '../../src/database/schema-validator';
 import { createLedgerMigration } from '../../src/ledger/ledger-migration';
 import { LEDGER_TABLE_SPEC, ledgerTableSpec } from '../../src/ledger/ledger.schema';
 import { ledgerError, META, useLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 const TABLE = 'agent_runtime_invocations';
 

@@ -2,7 +2,7 @@ import { NotificationListener } from '../../src/database/notification-listener';
 import { poolOf } from '../../src/database/postgres-pool';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 describe('NotificationListener (LISTEN on a dedicated connection, reconnecting)', () => {
   const harness = useHarness(() => openDatabaseHarness({ migrate: false }));

@@ -11,7 +11,7 @@ import type { NewSessionEvent } from '../../src/runner/session.types';
 import { randomId } from '../../src/shared/random-id';
 import { thrown } from '../../src/shared/testing/thrown';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { describeSessionServiceContract, runnerError } from '../support/session-service-contract';
 
 const SESSIONS = 'agent_runtime_sessions';

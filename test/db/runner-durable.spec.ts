@@ -9,7 +9,7 @@ import { HANDOVER_REASON } from '../../src/runner/invocation-scope';
 import { ScriptedModel } from '../../src/runner/scripted-model';
 import type { SessionEvent } from '../../src/runner/session.types';
 import { openLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
-import { startTcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
 
 /** Two instances of one service on one database: each its own pool, ledger instance and session service. */
 interface Instance {

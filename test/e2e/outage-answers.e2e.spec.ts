@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
-import { startTcpProxy, type TcpProxy } from '../support/ledger-tcp-proxy';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { HttpClient } from './support/http-client';
 import { RecordingLogger } from './support/harness';
 import { startReferenceService } from './support/reference-service';

@@ -4,9 +4,13 @@ import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 export interface TcpProxy {
   /** `url` with host and port replaced by the proxy's. */
   readonly url: string;
+  /** The network fails: every forwarded connection is cut at both ends and new ones are refused until `restore()`. */
+  cut(): void;
+  /** New connections are forwarded again. */
+  restore(): void;
   /**
-   * The host vanishes: every forwarded connection is cut at both ends and new ones are refused, so
-   * the server sees its sessions end and the client can no longer reconnect.
+   * The host vanishes for good: cut, and the listening socket closed, so the server sees its sessions
+   * end and the client can never reconnect.
    */
   sever(): Promise<void>;
 }
@@ -15,7 +19,12 @@ export interface TcpProxy {
 export async function startTcpProxy(url: string): Promise<TcpProxy> {
   const target = new URL(url);
   const sockets = new Set<Socket>();
+  let up = true;
   const server: Server = createServer((inbound) => {
+    if (!up) {
+      inbound.destroy();
+      return;
+    }
     const outbound = new Socket();
     for (const socket of [inbound, outbound]) {
       sockets.add(socket);
@@ -33,13 +42,21 @@ export async function startTcpProxy(url: string): Promise<TcpProxy> {
   const proxied = new URL(url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String((server.address() as AddressInfo).port);
+  const cut = () => {
+    up = false;
+    for (const socket of sockets) socket.destroy();
+  };
   let severed: Promise<void> | undefined;
   return {
     url: proxied.toString(),
+    cut,
+    restore() {
+      up = true;
+    },
     sever() {
       severed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
+        cut();
       });
       return severed;
     },
