@@ -14,6 +14,19 @@ function expectWellFormed(items: readonly RunStreamItem[], firstSeq = 1): void {
   expect(items[items.length - 1].type).toBe('terminal');
 }
 
+/** A tool that holds its call until the invocation's signal aborts; `running` settles once it was called. */
+function holdingTool() {
+  let signal: AbortSignal | undefined;
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const blocking = stepTool([], async (_callId, callSignal) => {
+    signal = callSignal;
+    started();
+    await aborted(callSignal);
+  });
+  return { blocking, running, toolSignal: () => signal };
+}
+
 describe('runs across cluster instances (spec 08 §4)', () => {
   const harness = useHarness(() => openDatabaseHarness(), 'each');
 
@@ -44,14 +57,7 @@ describe('runs across cluster instances (spec 08 §4)', () => {
 
   it('a cancel posted to B stops the run A owns: A aborts its invocation and a slow tool sees its signal', async () => {
     const h = harness();
-    let toolSignal: AbortSignal | undefined;
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const blocking = stepTool([], async (_callId, signal) => {
-      toolSignal = signal;
-      started();
-      await aborted(signal);
-    });
+    const { blocking, running, toolSignal } = holdingTool();
     const a = await startInstance(h, 'cancel-a', { agent: { name: AGENT, model: new ScriptedModel([...steps(1), { text: 'never' }]), tools: [blocking] } });
     const b = await startInstance(h, 'cancel-b', { agent: { name: AGENT, model: new ScriptedModel([]), tools: [] } });
     const { run_id: runId } = await a.registry.start({ agent: AGENT, userId: USER, message: 'hold' });
@@ -60,7 +66,7 @@ describe('runs across cluster instances (spec 08 §4)', () => {
 
     const record = await b.registry.cancel(runId, 'user-stop');
     expect(record).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', details: { reason: 'user-stop' } } });
-    await eventually(() => toolSignal?.aborted, 5000, "the tool's signal on A aborts");
+    await eventually(() => toolSignal()?.aborted, 5000, "the tool's signal on A aborts");
     await eventually(() => a.registry.status().active === 0, 5000, 'A lets the invocation go');
     const items = await collect(a.registry, runId);
     expectWellFormed(items);
@@ -132,14 +138,7 @@ describe('runs across cluster instances (spec 08 §4)', () => {
 
   it('a non-durable run whose owner died ends failed with owner_lost, and the dead owner stops its invocation', async () => {
     const h = harness();
-    let toolSignal: AbortSignal | undefined;
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const blocking = stepTool([], async (_callId, signal) => {
-      toolSignal = signal;
-      started();
-      await aborted(signal);
-    });
+    const { blocking, running, toolSignal } = holdingTool();
     const a = await startInstance(h, 'lost-a', { agent: { name: AGENT, model: new ScriptedModel([...steps(1), { text: 'never' }]), tools: [blocking] } });
     const b = await startInstance(h, 'lost-b', { agent: { name: AGENT, model: new ScriptedModel([]), tools: [] } });
     const { run_id: runId } = await a.registry.start({ agent: AGENT, userId: USER, message: 'hold' });
@@ -148,7 +147,7 @@ describe('runs across cluster instances (spec 08 §4)', () => {
     await a.instance.stop();
     await eventually(async () => (await b.registry.get(runId)).status === 'failed', 5000, 'B takes the run over');
     expect(await b.registry.get(runId)).toMatchObject({ status: 'failed', error: { code: 'owner_lost', details: {} } });
-    await eventually(() => toolSignal?.aborted, 5000, "A's invocation is aborted");
+    await eventually(() => toolSignal()?.aborted, 5000, "A's invocation is aborted");
     const items = await collect(b.registry, runId);
     expectWellFormed(items);
     expect(items[items.length - 1]).toEqual({ seq: items.length, type: 'terminal', status: 'failed', error: { code: 'owner_lost', details: {} } });
