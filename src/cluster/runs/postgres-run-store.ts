@@ -30,6 +30,7 @@ import { encodeJson } from './run-json';
 import { itemOf, runRowOf, updateValues, type RunRow } from './run-rows';
 import { RUNS_CHANNEL, runStatements, type RunStatements } from './run-sql';
 import { RunWatchers } from './run-watchers';
+import { SharedRunReads } from './shared-run-reads';
 
 const EXECUTING: readonly RunStatus[] = ['pending', 'running'];
 /** Highest `seq` an `integer` column holds; a larger `afterSeq` reads nothing. */
@@ -60,7 +61,11 @@ type StoreState = 'new' | 'started' | 'stopped';
 export class PostgresRunStore implements RunStore {
   private readonly settings: ResolvedPostgresRunStoreOptions;
   private readonly pool: PgPool;
-  private readonly watchers = new RunWatchers();
+  private readonly watchers = new RunWatchers((runId) => this.reads.forget(runId));
+  private readonly reads = new SharedRunReads(
+    (runId, afterSeq) => this.readItems(runId, afterSeq),
+    (runId) => this.watchers.lastSeqOf(runId),
+  );
   private state: StoreState = 'new';
   /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
   private ownLeftovers = true;
@@ -198,7 +203,11 @@ export class PostgresRunStore implements RunStore {
     return outcome;
   }
 
-  async itemsAfter(runId: string, afterSeq: number): Promise<RunItemsPage | undefined> {
+  itemsAfter(runId: string, afterSeq: number): Promise<RunItemsPage | undefined> {
+    return this.reads.itemsAfter(runId, afterSeq);
+  }
+
+  private async readItems(runId: string, afterSeq: number): Promise<RunItemsPage | undefined> {
     const rows = await this.statement(this.statements().itemsAfter, [runId, Math.min(afterSeq, MAX_SEQ)]);
     if (rows.length === 0) return undefined;
     const first = rows[0];

@@ -4,6 +4,9 @@
  * remembers the last `seq` heard of per watched run, so the poll wakes only runs that moved.
  */
 export class RunWatchers {
+  /** `onUnknownChange(runId)` hears of a wake without a `seq` (a removal), `onUnknownChange()` of a wake of all. */
+  constructor(private readonly onUnknownChange: (runId?: string) => void = () => undefined) {}
+
   private readonly byRun = new Map<string, { readonly wakers: Set<() => void>; lastSeq: number | undefined }>();
 
   /** Adds a waker; returns its removal. The same function watched twice is two watchers. */
@@ -23,6 +26,11 @@ export class RunWatchers {
     };
   }
 
+  /** The last `seq` heard of for a watched run; `undefined` when nobody watches it or nothing was heard yet. */
+  lastSeqOf(runId: string): number | undefined {
+    return this.byRun.get(runId)?.lastSeq;
+  }
+
   /** The watched run ids. */
   runIds(): string[] {
     return [...this.byRun.keys()];
@@ -30,6 +38,7 @@ export class RunWatchers {
 
   /** Wakes the watchers of `runId`; `seq` (when known) is remembered. */
   wake(runId: string, seq?: number): void {
+    if (seq === undefined) this.onUnknownChange(runId);
     const entry = this.byRun.get(runId);
     if (!entry) return;
     if (seq !== undefined && (entry.lastSeq === undefined || seq > entry.lastSeq)) entry.lastSeq = seq;
@@ -46,6 +55,7 @@ export class RunWatchers {
 
   /** Wakes every watcher (the listener reconnected: notifications may have been lost). */
   wakeAll(): void {
+    this.onUnknownChange();
     for (const runId of this.runIds()) this.wake(runId);
   }
 
