@@ -41,7 +41,13 @@ export function clusterAdmissionProviders(cluster: ClusterAdmissionModuleOptions
       inject: [ADMISSION_OPTIONS, ClusterInstance, ...optionalEventEmitter()],
       useFactory: async (options: AdmissionConfig, instance: ClusterInstance, events?: unknown) => {
         const controller = new ClusterAdmissionController(options, { instance, ...cluster }, { events: asTelemetrySink(events) });
-        await controller.start();
+        try {
+          await controller.start();
+        } catch (error) {
+          // the app will not boot, and Nest closes nothing after a failed bootstrap: leave the cluster now
+          await instance.stop();
+          throw error;
+        }
         return controller;
       },
     },

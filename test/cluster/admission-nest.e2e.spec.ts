@@ -42,10 +42,6 @@ const LIMITS = { globalLimit: 4, defaultAgentLimit: 2, overflow: 'queue' as cons
 
 describe('cluster admission across two Nest apps (spec 08 §3)', () => {
   const harness = useHarness(() => openDatabaseHarness(), 'each');
-  const apps: TestApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.dispose()));
-  });
 
   async function instance(instanceId: string, limits: object = LIMITS): Promise<TestApp> {
     const app = await TestApp.start({
@@ -53,7 +49,8 @@ describe('cluster admission across two Nest apps (spec 08 §3)', () => {
       imports: [TypeOrmModule.forRoot(agentRuntimeDataSourceOptions(harness().database.url)), ClusterModule.forRoot({ instanceId })],
       controllers: [ClusterWorkController],
     });
-    apps.push(app);
+    // closed with the harness, before its database is dropped
+    harness().track(() => app.dispose());
     return app;
   }
 

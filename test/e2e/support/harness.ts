@@ -2,15 +2,23 @@ import type { DynamicModule, INestApplication, LoggerService, ModuleMetadata, Pr
 import { EventEmitter2, EventEmitterModule } from '@nestjs/event-emitter';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdmissionConfig } from '../../../src/admission/admission-config';
+import { AdmissionController } from '../../../src/admission/admission-controller';
 import type { AdmissionService } from '../../../src/admission/admission-service';
 import { ADMISSION_SERVICE } from '../../../src/admission/admission.constants';
 import { AdmissionModule } from '../../../src/admission/admission.module';
 import { AdmissionHealthIndicator } from '../../../src/admission/admission.health';
+import type { ClusterAdmissionModuleOptions } from '../../../src/admission/admission-service.providers';
 import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus } from '../../../src/admission/admission.types';
+import { ClusterAdmissionController } from '../../../src/cluster/admission/cluster-admission-controller';
+import { ClusterModule } from '../../../src/cluster/cluster.module';
+import { agentRuntimeDataSourceOptions } from '../../../src/database/data-source.factory';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
+import { ADMISSION_VARIANTS, type AdmissionVariantName } from '../../support/admission-variants';
+import { createFreshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { HttpClient } from './http-client';
 import { Probe } from './probe';
 import {
@@ -38,6 +46,35 @@ export const BASE_CONFIG: AdmissionConfig = Object.freeze({
   defaultQueueTimeoutMs: 20_000,
   drainTimeoutMs: 2_000,
 });
+
+/**
+ * The admission services the admission e2e suites run against, each suite once per variant
+ * (`describe.each(ADMISSION_VARIANTS)`): `local` is `AdmissionController`; `cluster` is one
+ * `ClusterAdmissionController` instance (spec 08 §3) on a fresh migrated database of its own, through
+ * `TypeOrmModule`, `ClusterModule` and `AdmissionModule.forRoot({...config, cluster})`.
+ * `ADMISSION_VARIANTS=local` (comma-separated) narrows the list.
+ */
+export { ADMISSION_VARIANTS, type AdmissionVariantName };
+
+/** Cluster mode of the e2e apps: a short reap period, so a grant missed by NOTIFY is found quickly. */
+export const E2E_CLUSTER_OPTIONS: ClusterAdmissionModuleOptions = Object.freeze({ reapIntervalMs: 200 });
+
+/** What `AdmissionModule.forRoot` / `forRootAsync` take besides the limits in `variant`: nothing, or `cluster`. */
+export function admissionModeOf(variant: AdmissionVariantName): { cluster?: ClusterAdmissionModuleOptions } {
+  return variant === 'cluster' ? { cluster: E2E_CLUSTER_OPTIONS } : {};
+}
+
+/** The class of the controller `ADMISSION_SERVICE` holds in `variant`. */
+export function admissionControllerClass(variant: AdmissionVariantName): Type<AdmissionService> {
+  return variant === 'cluster' ? ClusterAdmissionController : AdmissionController;
+}
+
+/** `it` in the local variant; registers nothing in the others (never a skipped test). For tests of process-local behaviour, each saying why. */
+export function localOnly(variant: AdmissionVariantName): jest.It {
+  return variant === 'local' ? it : (notRegistered as unknown as jest.It);
+}
+
+function notRegistered(): void {}
 
 export const ALL_CONTROLLERS: Type[] = [
   WorkController,
@@ -93,6 +130,12 @@ function safeJson(value: unknown): string {
 }
 
 export interface StartOptions {
+  /**
+   * `cluster`: the app gets a fresh migrated database (dropped by `dispose`), `TypeOrmModule` and
+   * `ClusterModule` on it, and `admission` is given `cluster: E2E_CLUSTER_OPTIONS`; an `admissionModule`
+   * of the test must declare `cluster` itself (`admissionModeOf`). @default 'local'
+   */
+  variant?: AdmissionVariantName;
   /** `AdmissionModule.forRoot(config)`; ignored when `admissionModule` is given. @default BASE_CONFIG */
   admission?: AdmissionConfig;
   /** Use this module instead of `forRoot` (e.g. `forRootAsync`). */
@@ -122,18 +165,33 @@ export class TestApp {
     readonly probe: Probe,
     readonly logger: RecordingLogger,
     events: EventEmitter2 | undefined,
+    readonly variant: AdmissionVariantName,
+    private readonly database: FreshDatabase | undefined,
   ) {
     this.http = new HttpClient(url);
     events?.on(TelemetryEvents.admissionDecision, (event: AdmissionDecisionEvent) => this.decisions.push(event));
   }
 
   static async start(options: StartOptions = {}): Promise<TestApp> {
+    const variant = options.variant ?? 'local';
+    const database = variant === 'cluster' ? await createFreshDatabase() : undefined;
+    try {
+      return await TestApp.bootstrap(options, variant, database);
+    } catch (error) {
+      await database?.drop();
+      throw error;
+    }
+  }
+
+  private static async bootstrap(options: StartOptions, variant: AdmissionVariantName, database: FreshDatabase | undefined): Promise<TestApp> {
     const logger = new RecordingLogger();
     const eventEmitter = options.eventEmitter ?? true;
+    const cluster = database ? [TypeOrmModule.forRoot(agentRuntimeDataSourceOptions(database.url)), ClusterModule.forRoot()] : [];
     const moduleRef = await Test.createTestingModule({
       imports: [
         ...(eventEmitter ? [EventEmitterModule.forRoot()] : []),
-        options.admissionModule ?? AdmissionModule.forRoot(options.admission ?? BASE_CONFIG),
+        ...cluster,
+        options.admissionModule ?? AdmissionModule.forRoot({ ...(options.admission ?? BASE_CONFIG), ...admissionModeOf(variant) }),
         TerminusModule,
         ...(options.imports ?? []),
       ],
@@ -147,7 +205,7 @@ export class TestApp {
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as AddressInfo;
     const events = eventEmitter ? app.get(EventEmitter2) : undefined;
-    return new TestApp(app, `http://127.0.0.1:${port}`, app.get<AdmissionService>(ADMISSION_SERVICE), app.get(Probe), logger, events);
+    return new TestApp(app, `http://127.0.0.1:${port}`, app.get<AdmissionService>(ADMISSION_SERVICE), app.get(Probe), logger, events, variant, database);
   }
 
   status(): AdmissionStatus {
@@ -178,26 +236,30 @@ export class TestApp {
     return this.closing;
   }
 
-  /** Cleanup: lets every handler go, drops every client socket, closes the app. */
+  /** Cleanup: lets every handler go, drops every client socket, closes the app, then drops its database. */
   async dispose(): Promise<void> {
     this.probe.finishAll();
     this.http.destroyAll();
-    await this.close();
+    try {
+      await this.close();
+    } finally {
+      await this.database?.drop();
+    }
   }
 }
 
 /**
  * Registers an `afterEach` that disposes every app started through the returned function, so no
- * app or socket outlives its test.
+ * app, socket or database outlives its test. Apps start in `variant` unless their options say otherwise.
  */
-export function useApps(): (options?: StartOptions) => Promise<TestApp> {
+export function useApps(variant: AdmissionVariantName = 'local'): (options?: StartOptions) => Promise<TestApp> {
   const apps: TestApp[] = [];
   afterEach(async () => {
     const started = apps.splice(0);
     await Promise.all(started.map((app) => app.dispose()));
   });
   return async (options) => {
-    const app = await TestApp.start(options);
+    const app = await TestApp.start({ variant, ...options });
     apps.push(app);
     return app;
   };
