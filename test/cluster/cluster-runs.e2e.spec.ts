@@ -79,6 +79,8 @@ describe('cluster mode: runs across instances in separate processes (spec 08 §4
   }, 90_000);
 
   it('kill -9 of A during a durable run: B takes it over from the ledger checkpoint, never re-runs a completed step, and the stream reaches its terminal item', async () => {
+    // only these two instances are live, so the takeover can only be B's
+    await Promise.all(nodes.splice(0).map((earlier) => earlier.stop()));
     const [a, b] = await Promise.all([node('durable-a'), node('durable-b')]);
     const runId = await startRun(a, 'batch', true);
     const onB = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`);
