@@ -1,22 +1,7 @@
 import { InMemoryRunStore } from './in-memory-run-store';
-import type { StoredRun } from './run-store';
+import { storedRun } from '../../test/support/run-store-contract';
 
-const run = (runId: string, overrides: Partial<StoredRun> = {}): StoredRun => ({
-  schema_version: 1,
-  run_id: runId,
-  agent: 'assistant',
-  session_id: 'ses-1',
-  invocation_id: null,
-  status: 'pending',
-  pending_call_ids: [],
-  created_at_ms: 1,
-  updated_at_ms: 1,
-  last_seq: 0,
-  error: null,
-  user_id: 'u-1',
-  durable: false,
-  ...overrides,
-});
+const run = storedRun;
 
 const KEEP = { keepItems: 100 };
 const finish = (store: InMemoryRunStore, runId: string) =>

@@ -17,7 +17,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { AdmissionController } from '../../src/admission/admission-controller';
 import type { AdmissionRequestOptions } from '../../src/admission/admission-request';
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
-import type { AdmissionError } from '../../src/admission/admission.errors';
+import { AdmissionError } from '../../src/admission/admission.errors';
 import { rejected } from '../../src/shared/testing/rejected';
 import { ManualClock } from '../../src/testing/manual-clock';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
@@ -117,6 +117,8 @@ class Run {
   private readonly nodes: ModelNode[] = [];
   private readonly slots: ModelNode[] = [];
   private readonly requests: Req[] = [];
+  /** Submits a live instance answered `admission_store_unavailable` (skipped on both sides); a few at most. */
+  private storeFailures = 0;
   private readonly byRef = new Map<string, Req>();
   private readonly lifetimes: Lifetime[] = [];
   private readonly violations: string[] = [];
@@ -213,17 +215,26 @@ class Run {
     if (owner?.controller.signal.aborted) ownerInModel.abort();
     const req: Req = { id: this.requests.length, node, agent, cluster: new Observed(this.label), model: new Observed(this.label), owner, ownerInModel };
     const common: AdmissionRequestOptions = { ...(signal && { signal: signal.controller.signal }), ...(cmd.overflow !== 'default' && { overflow: cmd.overflow }) };
+    let clusterAnswer: { result: Awaited<ReturnType<typeof node.cluster.controller.submit>> } | { error: unknown };
+    try {
+      const options = { ...common, ...(owner && { owner: owner.controller.signal }), ...timing(cmd.timing, node.clock.monotonicNow()) };
+      clusterAnswer = { result: await node.cluster.controller.submit(agent, options) };
+    } catch (error) {
+      clusterAnswer = { error };
+    }
+    // fail closed: a decision the database failed (a blink of a loaded machine) admitted nothing, so the
+    // command did not happen; its row, if a lost answer hid a commit, is retired before the next comparison
+    if ('error' in clusterAnswer && clusterAnswer.error instanceof AdmissionError && clusterAnswer.error.code === 'admission_store_unavailable') {
+      this.storeFailures += 1;
+      return;
+    }
     try {
       req.model.submitted(this.model.submit(agent, { ...common, owner: ownerInModel.signal, ...timing(cmd.timing, this.clock.monotonicNow()) }), this.model);
     } catch (error) {
       req.model.refused(error);
     }
-    try {
-      const options = { ...common, ...(owner && { owner: owner.controller.signal }), ...timing(cmd.timing, node.clock.monotonicNow()) };
-      req.cluster.submitted(await node.cluster.controller.submit(agent, options), node.cluster.controller);
-    } catch (error) {
-      req.cluster.refused(error);
-    }
+    if ('result' in clusterAnswer) req.cluster.submitted(clusterAnswer.result, node.cluster.controller);
+    else req.cluster.refused(clusterAnswer.error);
     this.requests.push(req);
     if (req.cluster.ref) this.byRef.set(req.cluster.ref, req);
   }
@@ -347,6 +358,8 @@ class Run {
       const overtaken = this.requests.find((req) => waiter && req.agent === waiter.agent && req.id > waiter.id && req.cluster.submit === 'queued' && req.cluster.outcome === 'granted');
       this.check(overtaken === undefined, () => `#${overtaken?.id} was granted before the older #${waiter?.id} of its agent`);
     }
+    // a blink now and then is the machine; more would leave the property with nothing to compare
+    this.check(this.storeFailures <= 2, () => `${this.storeFailures} submits failed on the database`);
     this.throwIfViolated();
   }
 

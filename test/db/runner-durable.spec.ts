@@ -55,6 +55,15 @@ function runnerOf(node: Instance, agent: Agent): Runner {
   return new Runner({ appName: 'durable-app', agent, sessionService: node.sessions, ledger: node.ledger });
 }
 
+/** A `step` tool that, at call c2, runs `stop` and then holds the call until the invocation's signal aborts. */
+function stopAtStepTwo(executed: string[], stop: () => Promise<unknown>): Tool {
+  return stepTool(executed, async (callId, signal) => {
+    if (callId !== 'c2') return;
+    await stop();
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  });
+}
+
 describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
   test('aborted with HANDOVER_REASON, a durable invocation records no end: its row stays running, and another instance resumes it once the first ledger closed', async () => {
     const first = await instance('handover-a');
@@ -66,11 +75,7 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
       name: 'stepper',
       model: new ScriptedModel([THREE_STEPS, { text: 'never reached' }]),
       tools: [
-        stepTool(executedOnFirst, async (callId, signal) => {
-          if (callId !== 'c2') return;
-          handover.abort(HANDOVER_REASON);
-          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        }),
+        stopAtStepTwo(executedOnFirst, async () => handover.abort(HANDOVER_REASON)),
       ],
     });
     const outcome = await firstRunner
@@ -101,11 +106,7 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
     const runner = runnerOf(node, {
       name: 'stepper',
       model: new ScriptedModel([THREE_STEPS, { text: 'never reached' }]),
-      tools: [stepTool([], async (callId, signal) => {
-        if (callId !== 'c2') return;
-        cancel.abort('handover');
-        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-      })],
+      tools: [stopAtStepTwo([], async () => cancel.abort('handover'))],
     });
     await expect(
       runner.run({ userId: 'u-3', sessionId: 'handover-string-session', message: 'go', durable: true, onAdmitted: ({ invocation_id }) => (invocationId = invocation_id), signal: cancel.signal }),
@@ -113,7 +114,6 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
     const [row] = await harness.sql<{ phase: string }>('SELECT phase FROM agent_runtime_invocations WHERE id = $1', [invocationId]);
     expect(row.phase).toBe('cancelled');
   });
-
 
   test('an invocation killed after step 1 of 3 is resumed on a second instance, which runs only steps 2 and 3', async () => {
     const proxy = await startTcpProxy(harness.database.url);
@@ -126,12 +126,10 @@ describe('durable invocations across instances (spec 03 §8, 04 §9)', () => {
       name: 'stepper',
       model: new ScriptedModel([THREE_STEPS, { text: 'never reached' }]),
       tools: [
-        stepTool(executedOnFirst, async (callId, signal) => {
-          if (callId !== 'c2') return;
-          // the host dies while step 2 runs: its connections go, and the process stops the invocation
+        // the host dies while step 2 runs: its connections go, and the process stops the invocation
+        stopAtStepTwo(executedOnFirst, async () => {
           await proxy.sever();
           killed.abort('killed');
-          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
         }),
       ],
     });
