@@ -196,7 +196,7 @@ const COUNT_ROWS = `SELECT instance_id, sum(p)::int AS permits, sum(q)::int AS q
  * differs), no row of an unknown instance and no new telemetry; then one macrotask delivers the
  * promise settlements.
  */
-export async function quiescence(h: DatabaseHarness, nodes: readonly ModelNode[], timeoutMs = 15_000): Promise<void> {
+export async function quiescence(h: DatabaseHarness, nodes: readonly ModelNode[], timeoutMs = 45_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   let quiet = 0;
   let last = '';
@@ -214,7 +214,10 @@ export async function quiescence(h: DatabaseHarness, nodes: readonly ModelNode[]
     const key = JSON.stringify([rows, nodes.map((node) => node.cluster.events.length)]);
     quiet = agree && !busy && key === last ? quiet + 1 : 0;
     last = key;
-    if (Date.now() > until) throw new Error(`the cluster did not settle: ${key}`);
+    if (Date.now() > until) {
+      const own = nodes.map((node) => ({ node: node.name, alive: node.alive, own: node.cluster.controller.status().instance }));
+      throw new Error(`the cluster did not settle (agree ${agree}, busy ${busy}): ${key} ${JSON.stringify(own)}`);
+    }
   }
   await tick();
 }
