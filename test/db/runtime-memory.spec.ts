@@ -9,6 +9,7 @@ import { POSTGRES_MEMORY_CAPABILITIES, PostgresMemoryAdapter, type PostgresMemor
 import type { MemoryScope } from '../../src/services/services.types';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { finalOutput, memoryEvent, memorySession } from '../support/memory-fixtures';
+import { eventually } from '../support/eventually';
 import { rejected } from '../../src/shared/testing/rejected';
 
 const h = useHarness(() => openDatabaseHarness(), 'all');
@@ -49,12 +50,30 @@ async function pausedIn(erasing: Promise<unknown>, paused: Promise<void>): Promi
   await Promise.race([paused, erasing.then(() => Promise.reject(new Error('the erasure ended before its hook paused')))]);
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/**
+ * An eraser whose erasure pauses inside its transaction (after the epoch row is locked) until
+ * `resume()`, and a writer on another DataSource (another instance).
+ */
+async function pausedEraser() {
+  const paused = gate();
+  const resume = gate();
+  const eraser = await adapter(undefined, {
+    onErase: async () => {
+      paused.open();
+      await resume.opened;
+    },
+  });
+  const writer = await adapter(undefined, undefined, await h().dataSource());
+  return {
+    writer,
+    resume: resume.open,
+    /** Starts erasing `scope` and resolves, once the erasure is paused, with the erasure's promise (wrapped, so it is not awaited here). */
+    async erase(scope: MemoryScope): Promise<{ readonly erasing: Promise<unknown> }> {
+      const erasing = eraser.eraseMemory(scope);
+      await pausedIn(erasing, paused.opened);
+      return { erasing };
+    },
+  };
 }
 
 /** Some session of this database is waiting for a lock. */
@@ -293,43 +312,25 @@ describe('§6.5 erasure and epoch fencing', () => {
   });
 
   it('a late insert of an older epoch waiting behind an erasure never lands (two instances)', async () => {
-    const paused = gate();
-    const resume = gate();
-    const eraser = await adapter(undefined, {
-      onErase: async () => {
-        paused.open();
-        await resume.opened;
-      },
-    });
-    const writer = await adapter(undefined, undefined, await h().dataSource());
+    const { writer, resume, erase } = await pausedEraser();
     const scope = newScope();
     await writer.addEvents(scope, [memoryEvent('before')], { epoch: 0 });
-    const erasing = eraser.eraseMemory(scope);
-    await pausedIn(erasing, paused.opened);
+    const { erasing } = await erase(scope);
     const late = writer.addEvents(scope, [memoryEvent('late delivery')], { epoch: 0 });
-    await until(() => someoneWaitsForALock(h()));
-    resume.open();
+    await eventually(() => someoneWaitsForALock(h()));
+    resume();
     expect(await erasing).toEqual({ epoch: 1 });
     expect((await rejection(late)).code).toBe('memory_epoch_fenced');
     expect(await entryCount(scope)).toBe(0);
   });
 
   it('the same holds for a scope without an epochs row: the first erasure and an epoch-0 insert race', async () => {
-    const paused = gate();
-    const resume = gate();
-    const eraser = await adapter(undefined, {
-      onErase: async () => {
-        paused.open();
-        await resume.opened;
-      },
-    });
-    const writer = await adapter(undefined, undefined, await h().dataSource());
+    const { writer, resume, erase } = await pausedEraser();
     const scope = newScope();
-    const erasing = eraser.eraseMemory(scope);
-    await pausedIn(erasing, paused.opened);
+    const { erasing } = await erase(scope);
     const late = writer.addEvents(scope, [memoryEvent('late delivery')], { epoch: 0 });
-    await until(() => someoneWaitsForALock(h()));
-    resume.open();
+    await eventually(() => someoneWaitsForALock(h()));
+    resume();
     expect(await erasing).toEqual({ epoch: 1 });
     expect((await rejection(late)).code).toBe('memory_epoch_fenced');
     expect(await entryCount(scope)).toBe(0);
@@ -350,7 +351,7 @@ describe('§6.5 erasure and epoch fencing', () => {
       [scope.appName, scope.userId],
     );
     const erasing = memory.eraseMemory(scope);
-    await until(() => someoneWaitsForALock(h()));
+    await eventually(() => someoneWaitsForALock(h()));
     await runner.query('COMMIT');
     await runner.release();
     expect(await erasing).toEqual({ epoch: 1 });
@@ -425,22 +426,13 @@ describe('durability, failures and close', () => {
   });
 
   it('bounds its statements by the call timeoutMs', async () => {
-    const paused = gate();
-    const resume = gate();
-    const eraser = await adapter(undefined, {
-      onErase: async () => {
-        paused.open();
-        await resume.opened;
-      },
-    });
-    const writer = await adapter(undefined, undefined, await h().dataSource());
+    const { writer, resume, erase } = await pausedEraser();
     const scope = newScope();
     await writer.addEvents(scope, [memoryEvent('x')], { epoch: 0 });
-    const erasing = eraser.eraseMemory(scope);
-    await pausedIn(erasing, paused.opened);
+    const { erasing } = await erase(scope);
     const signal = new AbortController().signal;
     const timedOut = await rejection(writer.addEvents(scope, [memoryEvent('y')], { epoch: 0 }, { signal, timeoutMs: 100 }));
-    resume.open();
+    resume();
     await erasing;
     expect(timedOut.details).toEqual({ sqlstate: '57014' });
   });
