@@ -215,7 +215,7 @@ export async function quiescence(h: DatabaseHarness, nodes: readonly ModelNode[]
     quiet = agree && !busy && key === last ? quiet + 1 : 0;
     last = key;
     if (Date.now() > until) {
-      const own = nodes.map((node) => ({ node: node.name, alive: node.alive, own: node.cluster.controller.status().instance }));
+      const own = nodes.map((node) => ({ node: node.name, alive: node.alive, live: node.cluster.instance.live, own: node.cluster.controller.status().instance }));
       throw new Error(`the cluster did not settle (agree ${agree}, busy ${busy}): ${key} ${JSON.stringify(own)}`);
     }
   }

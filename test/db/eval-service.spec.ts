@@ -243,7 +243,9 @@ describe('single owner (spec 05 §2.4, §3)', () => {
     const first = await t.started();
     const second = await t.service();
     expect(await codeOf(second.start())).toBe('eval_store_already_owned');
-    await t.sql("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()");
+    // pg_locks is server-wide: only this database's holders, never another suite's
+    await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
     await eventually(() => (first.state === 'stopped' ? true : undefined));
     expect(first.stopReason).toBe('eval_store_ownership_lost');
     expect(await thrown(first.status(APP, 'eval-00000000000000000000000000000000'))).toMatchObject({ code: 'eval_service_unavailable', details: { reason: 'eval_store_ownership_lost' } });

@@ -96,7 +96,7 @@ describe('§7 codes: database failures keep only the SQLSTATE', () => {
     await h().sql('BEGIN');
     await h().sql(`SELECT 1 FROM agent_runtime_invocations WHERE id = 'inv' FOR UPDATE`);
     const claim = ledger.claim('inv', { leaseMs: 1000 });
-    const waiting = `SELECT pid FROM pg_stat_activity WHERE application_name = 'ledger-victim' AND wait_event_type = 'Lock'`;
+    const waiting = `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ledger-victim' AND wait_event_type = 'Lock'`;
     await until(async () => (await h().sql(waiting)).length > 0);
     await h().sql(`SELECT pg_terminate_backend(pid) FROM (${waiting}) w`);
     await h().sql('COMMIT');

@@ -20,7 +20,7 @@ async function host(harness: LedgerHarness, name: string, options = {}, deps = {
 }
 
 const sessionsOf = async (harness: LedgerHarness, name: string) =>
-  (await harness.sql(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [name])).length;
+  (await harness.sql(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [name])).length;
 
 describe('§6 instance lock and exactly one winner', () => {
   const h = useLedgerHarness();
@@ -111,7 +111,7 @@ describe('§6 owner liveness across hosts', () => {
     const b = await host(h(), 'ledger-host-b');
     await a.create('inv', META, null);
     const old = await a.claim('inv', { leaseMs: LONG_LEASE_MS });
-    await h().sql(`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = 'ledger-host-a'`);
+    await h().sql(`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ledger-host-a'`);
     await until(() => !a.lockHeld);
     const taken = await b.claim('inv', { leaseMs: LONG_LEASE_MS });
     expect(taken.invocation.owner_instance).toBe(b.instanceId);

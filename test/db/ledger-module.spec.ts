@@ -206,7 +206,7 @@ describe('§8 Nest module: health, shutdown and telemetry', () => {
       try {
         // every pooled session, but not the lock connection
         await h().sql(
-          `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = 'ledger-app'
+          `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'ledger-app'
              AND pid <> ALL($1::int[])`,
           [(await h().advisoryLocks()).map((lock) => lock.pid)],
         );

@@ -118,7 +118,7 @@ describe('readiness over HTTP', () => {
     const [{ db }] = await h().sql<{ db: string }>('SELECT current_database() AS db');
     await serverSql(`ALTER DATABASE ${db} ALLOW_CONNECTIONS false`);
     try {
-      await h().sql(`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = 'health-app'`);
+      await h().sql(`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'health-app'`);
       let ready = await app.http.get('/health/ready').result;
       await waitFor(async () => {
         ready = await app!.http.get('/health/ready').result;
