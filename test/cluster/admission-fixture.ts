@@ -27,7 +27,7 @@ export async function clusterNode(h: DatabaseHarness, name: string, config: Admi
   const events: AdmissionDecisionEvent[] = [];
   const controller = new ClusterAdmissionController(
     config,
-    { instance, dataSource, reapIntervalMs: options.reapIntervalMs ?? 1000, listenerBackoff: options.listenerBackoff },
+    { instance, reapIntervalMs: options.reapIntervalMs ?? 1000, listenerBackoff: options.listenerBackoff },
     { clock: options.clock, events: { emit: (_event, payload) => events.push(payload as AdmissionDecisionEvent) } },
   );
   h.track(async () => {

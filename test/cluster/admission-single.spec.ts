@@ -94,7 +94,7 @@ describe('ClusterAdmissionController on one instance (spec 01 rules over the dat
     });
 
     it('typed errors for cancel, release, await, drain and construction; content-free', async () => {
-      const { controller, instance, dataSource } = await node({});
+      const { controller, instance } = await node({});
       expect(thrown<AdmissionError>(() => controller.cancel(5 as unknown as string)).code).toBe('invalid_request_ref');
       expect(thrown<AdmissionError>(() => controller.release({} as Permit)).code).toBe('invalid_permit');
       expect(controller.release({ id: 'permit-x' } as Permit)).toBe(false);
@@ -102,17 +102,17 @@ describe('ClusterAdmissionController on one instance (spec 01 rules over the dat
       expect(await rejected<AdmissionError>(controller.await('request-nope'))).toMatchObject({ code: 'not_found' });
       expect(await rejected<AdmissionError>(controller.drain(-1))).toMatchObject({ code: 'invalid_drain_timeout' });
       expect(thrown<AdmissionError>(() => controller.deadlineAfter(-1))).toMatchObject({ code: 'invalid_admission_options' });
-      expect(thrown<AdmissionError>(() => new ClusterAdmissionController({ globalLimit: 0 }, { instance, dataSource }))).toMatchObject({
+      expect(thrown<AdmissionError>(() => new ClusterAdmissionController({ globalLimit: 0 }, { instance }))).toMatchObject({
         code: 'invalid_admission_control_config',
         details: { field: 'globalLimit' },
       });
-      expect(thrown(() => new ClusterAdmissionController({}, { instance, dataSource, reapIntervalMs: 0 }))).toMatchObject({
+      expect(thrown(() => new ClusterAdmissionController({}, { instance, reapIntervalMs: 0 }))).toMatchObject({
         code: 'invalid_cluster_options',
         details: { field: 'reapIntervalMs' },
       });
-      const elsewhere = await h().dataSource();
-      expect(thrown(() => new ClusterAdmissionController({}, { instance, dataSource: elsewhere }))).toMatchObject({ code: 'invalid_cluster_options', details: { field: 'dataSource' } });
-      expect(thrown(() => new ClusterAdmissionController({}, { instance, dataSource, other: 1 } as never))).toMatchObject({ details: { field: 'other' } });
+      // the instance brings its DataSource: a second one is an unknown key, not a second source of truth
+      expect(thrown(() => new ClusterAdmissionController({}, { instance, dataSource: instance.dataSource } as never))).toMatchObject({ code: 'invalid_cluster_options', details: { field: 'dataSource' } });
+      expect(thrown(() => new ClusterAdmissionController({}, { instance, other: 1 } as never))).toMatchObject({ details: { field: 'other' } });
     });
   });
 

@@ -39,7 +39,7 @@ export async function startInstance(harness: DatabaseHarness, instanceId: string
   const dataSource = await harness.dataSource({}, options.url);
   const instance = new ClusterInstance({ dataSource, instanceId, backoff: { initialMs: 50, maxMs: 200 } });
   await instance.start();
-  const store = new PostgresRunStore({ instance, dataSource, pollIntervalMs: 50 });
+  const store = new PostgresRunStore({ instance, pollIntervalMs: 50 });
   await store.start();
   const sessions = new PostgresSessionService(dataSource);
   await sessions.start();

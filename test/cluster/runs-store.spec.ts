@@ -31,7 +31,7 @@ describeRunStoreContract(
     const instance = new ClusterInstance({ dataSource, instanceId: 'contract-a' });
     await instance.start();
     // records of the contract carry 1970 times: a clock at 0 keeps the periodic prune off them
-    const store = new PostgresRunStore({ instance, dataSource, pollIntervalMs: 50, clock: { ...systemClock, wallNow: () => 0 } });
+    const store = new PostgresRunStore({ instance, pollIntervalMs: 50, clock: { ...systemClock, wallNow: () => 0 } });
     await store.start();
     harness.track(async () => {
       await store.stop();
@@ -47,7 +47,7 @@ async function node(harness: DatabaseHarness, instanceId: string, options: Parti
   const dataSource = await harness.dataSource();
   const instance = new ClusterInstance({ dataSource, instanceId });
   await instance.start();
-  const store = new PostgresRunStore({ instance, dataSource, pollIntervalMs: 50, ...options });
+  const store = new PostgresRunStore({ instance, pollIntervalMs: 50, ...options });
   await store.start();
   harness.track(async () => {
     await store.stop();
@@ -65,7 +65,7 @@ describe('PostgresRunStore (spec 08 §4)', () => {
     const instance = new ClusterInstance({ dataSource, instanceId: 'schema-a' });
     await instance.start();
     h.track(() => instance.stop());
-    const store = new PostgresRunStore({ instance, dataSource });
+    const store = new PostgresRunStore({ instance });
     await expect(store.get('run-x')).rejects.toMatchObject({ code: 'cluster_unavailable', details: { reason: 'not_started' } });
     await h.sql('ALTER TABLE agent_runtime_run_items ADD COLUMN extra text');
     await expect(store.start()).rejects.toMatchObject({ code: 'schema_mismatch' });
@@ -76,9 +76,9 @@ describe('PostgresRunStore (spec 08 §4)', () => {
     const h = harness();
     const dataSource = await h.dataSource();
     const instance = new ClusterInstance({ dataSource, instanceId: 'options-a' });
-    expect(() => new PostgresRunStore({ instance, dataSource, pollIntervalMs: 1 })).toThrow(expect.objectContaining({ code: 'invalid_cluster_options', details: { field: 'pollIntervalMs' } }));
-    expect(() => new PostgresRunStore({ dataSource } as never)).toThrow(expect.objectContaining({ details: { field: 'instance' } }));
-    expect(() => new PostgresRunStore({ instance, dataSource, bogus: 1 } as never)).toThrow(expect.objectContaining({ code: 'invalid_cluster_options' }));
+    expect(() => new PostgresRunStore({ instance, pollIntervalMs: 1 })).toThrow(expect.objectContaining({ code: 'invalid_cluster_options', details: { field: 'pollIntervalMs' } }));
+    expect(() => new PostgresRunStore({ pollIntervalMs: 50 } as never)).toThrow(expect.objectContaining({ details: { field: 'instance' } }));
+    expect(() => new PostgresRunStore({ instance, bogus: 1 } as never)).toThrow(expect.objectContaining({ code: 'invalid_cluster_options' }));
   });
 
   it('records the owner, sends one NOTIFY per item and wakes a watcher on another instance', async () => {

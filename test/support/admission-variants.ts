@@ -165,7 +165,7 @@ function clusterVariant(): AdmissionVariant {
       open.add(handle);
       try {
         // built before the instance starts, so a refused configuration costs no database work
-        controller = new ClusterAdmissionController(config, { instance, dataSource, reapIntervalMs: REAP_INTERVAL_MS }, { clock: deps.clock, events });
+        controller = new ClusterAdmissionController(config, { instance, reapIntervalMs: REAP_INTERVAL_MS }, { clock: deps.clock, events });
         await instance.start();
         await controller.start();
       } catch (error) {

@@ -59,7 +59,7 @@ const invalidOptions = (field: string) => new AdmissionError('invalid_admission_
  * @example
  * const instance = new ClusterInstance({ dataSource });
  * await instance.start();
- * const admission = new ClusterAdmissionController({ globalLimit: 64, overflow: 'queue' }, { instance, dataSource });
+ * const admission = new ClusterAdmissionController({ globalLimit: 64, overflow: 'queue' }, { instance });
  * await admission.start();
  * const answer = await admission.run('support-agent', (permit, signal) => callModel(signal));
  */
@@ -279,7 +279,7 @@ export class ClusterAdmissionController implements AdmissionService {
   private async startOnce(): Promise<void> {
     this.phase = 'starting';
     try {
-      await assertAdmissionSchema(this.options.dataSource);
+      await assertAdmissionSchema(this.instance.dataSource);
       await agreeOnConfig(this.pool, admissionConfigFingerprint(this.config));
       const listener = new NotificationListener(
         this.pool,

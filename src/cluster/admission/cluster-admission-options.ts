@@ -1,6 +1,4 @@
-import type { DataSource } from 'typeorm';
 import { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from '../../database/instance-lock';
-import { poolOf } from '../../database/postgres-pool';
 import { optionFailureDetails, readOptions, readOwnData } from '../../shared/option-reader';
 import { integerIn } from '../../shared/option-rules';
 import { isSafeIntegerAtLeast } from '../../shared/plain-object';
@@ -11,8 +9,6 @@ import { ClusterError } from '../cluster.errors';
 export interface ClusterAdmissionOptions {
   /** This process's cluster instance, started by its owner before the controller starts. */
   readonly instance: ClusterInstance;
-  /** The DataSource the instance was built on; its schema is validated at start. @default the instance's */
-  readonly dataSource?: DataSource;
   /** Period of the reap of dead instances and of the poll for grants missed by NOTIFY, in ms (1..3600000). @default 1000 */
   readonly reapIntervalMs?: number;
   /** Reconnection backoff of the LISTEN connection. @default {initialMs: 100, maxMs: 5000} */
@@ -22,7 +18,6 @@ export interface ClusterAdmissionOptions {
 /** Validated {@link ClusterAdmissionOptions} with the defaults applied. */
 export interface ResolvedClusterAdmissionOptions {
   readonly instance: ClusterInstance;
-  readonly dataSource: DataSource;
   readonly reapIntervalMs: number;
   readonly listenerBackoff: ReconnectBackoff;
 }
@@ -36,7 +31,6 @@ const isBackoff = (value: unknown): boolean => {
 
 const RULES = {
   instance: (value: unknown) => value instanceof ClusterInstance,
-  dataSource: (value: unknown) => poolOf(value) !== null,
   reapIntervalMs: integerIn(1, 3_600_000),
   listenerBackoff: isBackoff,
 };
@@ -47,13 +41,9 @@ export function resolveClusterAdmissionOptions(options: unknown): ResolvedCluste
   if (!read.ok) throw new ClusterError('invalid_cluster_options', optionFailureDetails(read.fields));
   const values = read.values as Partial<ClusterAdmissionOptions>;
   if (values.instance === undefined) throw new ClusterError('invalid_cluster_options', { field: 'instance' });
-  if (values.dataSource !== undefined && poolOf(values.dataSource) !== values.instance.pool) {
-    throw new ClusterError('invalid_cluster_options', { field: 'dataSource' });
-  }
   const backoff = values.listenerBackoff ?? DEFAULT_RECONNECT_BACKOFF;
   return Object.freeze({
     instance: values.instance,
-    dataSource: values.dataSource ?? values.instance.dataSource,
     reapIntervalMs: values.reapIntervalMs ?? 1000,
     listenerBackoff: Object.freeze({ initialMs: backoff.initialMs, maxMs: backoff.maxMs }),
   });

@@ -1,5 +1,3 @@
-import type { DataSource } from 'typeorm';
-import { poolOf } from '../../database/postgres-pool';
 import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/clock';
 import { optionFailureDetails, readOptions } from '../../shared/option-reader';
 import { integerIn } from '../../shared/option-rules';
@@ -10,8 +8,6 @@ import { ClusterError } from '../cluster.errors';
 export interface PostgresRunStoreOptions {
   /** This process's cluster instance: runs created or resumed here record its id as their owner. */
   readonly instance: ClusterInstance;
-  /** The DataSource of the instance; `start()` validates the tables through it. @default the instance's */
-  readonly dataSource?: DataSource;
   /** Postgres schema of both tables (`^[a-z_][a-z0-9_]{0,62}$`). @default the connection's current_schema() */
   readonly schema?: string;
   /** Period of the fallback poll of watched runs, the dead-owner reap and the prune, 10..60000 ms. @default 1000 */
@@ -29,7 +25,6 @@ export interface PostgresRunStoreOptions {
 /** Options with the defaults applied. */
 export interface ResolvedPostgresRunStoreOptions {
   readonly instance: ClusterInstance;
-  readonly dataSource: DataSource;
   readonly schema: string | null;
   readonly pollIntervalMs: number;
   readonly pruneBatchSize: number;
@@ -42,7 +37,6 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 const RULES = {
   instance: (value: unknown) => value instanceof ClusterInstance,
-  dataSource: (value: unknown) => poolOf(value) !== null,
   schema: (value: unknown) => typeof value === 'string' && SCHEMA_NAME.test(value),
   pollIntervalMs: integerIn(10, 60_000),
   pruneBatchSize: integerIn(1, 10_000),
@@ -59,7 +53,6 @@ export function resolvePostgresRunStoreOptions(options: unknown): ResolvedPostgr
   if (o.instance === undefined) throw new ClusterError('invalid_cluster_options', { field: 'instance' });
   return Object.freeze({
     instance: o.instance as ClusterInstance,
-    dataSource: (o.dataSource ?? (o.instance as ClusterInstance).dataSource) as DataSource,
     schema: o.schema ?? null,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     pruneBatchSize: o.pruneBatchSize ?? 100,

@@ -54,7 +54,7 @@ type StoreState = 'new' | 'started' | 'stopped';
  * Database failures are `ClusterError('cluster_unavailable')` with SQLSTATE/socket codes only.
  *
  * @example
- * const store = new PostgresRunStore({ instance, dataSource });
+ * const store = new PostgresRunStore({ instance });
  * await store.start();
  * const registry = new RunRegistry({ runners: [runner], store });
  */
@@ -100,9 +100,9 @@ export class PostgresRunStore implements RunStore {
   async start(): Promise<void> {
     if (this.state === 'started') return;
     if (this.state === 'stopped') throw new ClusterError('cluster_unavailable', { reason: 'stopped' });
-    const { dataSource, schema } = this.settings;
+    const { instance, schema } = this.settings;
     try {
-      await assertSchema(dataSource, [RUNS_TABLE_SPEC, RUN_ITEMS_TABLE_SPEC], schema === null ? {} : { schema }, (mismatches) => new ClusterError('schema_mismatch', { mismatches }));
+      await assertSchema(instance.dataSource, [RUNS_TABLE_SPEC, RUN_ITEMS_TABLE_SPEC], schema === null ? {} : { schema }, (mismatches) => new ClusterError('schema_mismatch', { mismatches }));
     } catch (error) {
       if (error instanceof SchemaValidatorError) throw new ClusterError('cluster_unavailable', { ...error.details });
       throw error;
