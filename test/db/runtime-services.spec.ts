@@ -149,12 +149,12 @@ describe('the durable profile (spec 07 §2, §5, §6)', () => {
     supervisors.push(supervisor);
     await supervisor.start();
     expect(await supervisor.services().artifactService.saveArtifact({ ...USER, filename: 'f', artifact: { data: bytes('x'), mimeType: 'text/plain' } })).toBe(1);
-    await rm(root, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true, maxRetries: 10 });
     await eventually(() => (stops.some((payload) => (payload as { reason?: unknown }).reason === 'runtime_service_child_down') ? true : undefined));
     await mkdir(root);
     await eventually(() => (supervisor.state === 'running' && supervisor.services().generation > 1 ? true : undefined), 20_000);
     expect(await supervisor.services().artifactService.saveArtifact({ ...USER, filename: 'f', artifact: { data: bytes('y'), mimeType: 'text/plain' } })).toBe(1);
-    await rm(root, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true, maxRetries: 10 });
   }, 40_000);
 
   it('a pool error of an idle client is counted, not fatal', async () => {
