@@ -25,6 +25,7 @@ import { REFERENCE_APP_NAME, REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } f
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
+import { ConsoleModule } from '../observability/console/console.module';
 
 /** Settings of the reference service. */
 export interface ReferenceAppOptions {
@@ -68,6 +69,8 @@ export class ReferenceAppModule {
         RunsModule.forRootAsync(referenceRunsOptions(options.cluster ? 'postgres' : 'memory')),
         // no authentication here: every caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
+        // no authentication here either: the console is served unguarded on purpose, and ConsoleModule logs a warning saying so
+        ConsoleModule.forRoot({ path: '/console', allowUnauthenticated: true }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ReferenceGenerationListener, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],

@@ -28,6 +28,7 @@ import { EXECUTING, PAUSED, RunWriter } from './run-writer';
 import { RunnerError } from './runner.errors';
 
 const isAfterSeq = integerIn(0);
+const isListLimit = integerIn(1, 1024);
 
 /**
  * Owns every run it starts (spec 03 §9): HTTP requests only start, read, follow, cancel and confirm
@@ -52,6 +53,8 @@ export class RunRegistry {
   private readonly active = new Map<string, ActiveRun>();
   /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Ids of the runs this registry started or adopted, oldest first, for `list` (at most `maxRuns`). */
+  private readonly known = new Set<string>();
   private shuttingDown: Promise<void> | undefined;
   /** Removes this registry's adopter of orphaned runs from a shared store. */
   private readonly stopAdopting: (() => void) | undefined;
@@ -100,6 +103,7 @@ export class RunRegistry {
       await this.store.delete(runId);
       throw draining();
     }
+    this.remember(runId);
     this.lifecycle.started(run);
     this.launch(runId, false, (signal, onAdmitted) =>
       runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted }),
@@ -110,6 +114,23 @@ export class RunRegistry {
   /** The run's status record (no content); `run_not_found` for an unknown or malformed id. */
   async get(runId: string): Promise<RunStatusRecord> {
     return statusRecord(await this.storedRun(runId));
+  }
+
+  /**
+   * Status records (no content) of the runs this registry started or adopted that its store still
+   * retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
+   * Runs other instances of a shared store started are not listed. @default limit 100
+   */
+  async list(limit: number = 100): Promise<readonly RunStatusRecord[]> {
+    if (!isListLimit(limit)) throw invalidRunRequest('limit');
+    const records: RunStatusRecord[] = [];
+    for (const runId of [...this.known].reverse()) {
+      if (records.length === limit) break;
+      const run = await this.store.get(runId);
+      if (run) records.push(statusRecord(run));
+      else this.known.delete(runId);
+    }
+    return Object.freeze(records);
   }
 
   /** The Runner new starts and resumes of `agentName` use; `agent_not_found` otherwise. */
@@ -246,6 +267,7 @@ export class RunRegistry {
    */
   private adopt(run: StoredRun): void {
     if (this.shuttingDown || this.active.has(run.run_id)) return;
+    this.remember(run.run_id);
     const runner = this.runners.get(run.agent);
     const invocationId = run.invocation_id;
     if (run.durable && invocationId !== null && runner) {
@@ -288,6 +310,11 @@ export class RunRegistry {
       if (!over() && (run === undefined || isFinishedStatus(run.status))) active.controller.abort(endReason(run));
     });
     return this.store.watch(runId, () => check.trigger());
+  }
+
+  private remember(runId: string): void {
+    this.known.add(runId);
+    if (this.known.size > this.settings.maxRuns) this.known.delete(this.known.values().next().value as string);
   }
 
   private exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {

@@ -1,0 +1,84 @@
+import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
+import { optionFailureDetails, readOptions } from '../../shared/option-reader';
+import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared/option-rules';
+import { ConsoleError } from './console.errors';
+
+/** Options of `ConsoleModule.forRoot`. */
+export interface ConsoleModuleOptions {
+  /**
+   * Where the page is served, e.g. `'/console'` or `'/ops/console'`: one or more `/`-separated
+   * segments of `A-Z a-z 0-9 . _ ~ -` (not dots only). The page's script, style, snapshot stream and audit route
+   * live below it (`<path>/console.js`, `<path>/events`, ...).
+   */
+  readonly path: string;
+  /**
+   * The application's guard, applied to every console route (`@UseGuards(guard)`). Its own
+   * dependencies must be visible to the console module: global providers, or modules in `imports`.
+   * Required unless `allowUnauthenticated` is `true`. @default none
+   */
+  readonly guard?: Type<CanActivate>;
+  /**
+   * Serve the console without any guard. Only an explicit `true` counts; without it and without a
+   * `guard`, `forRoot` throws `ConsoleError('console_guard_required')`. @default false
+   */
+  readonly allowUnauthenticated?: boolean;
+  /** Modules the guard's dependencies come from. @default [] */
+  readonly imports?: ModuleMetadata['imports'];
+  /** How often the snapshot stream looks for changes, in ms (100..60000). @default 1000 */
+  readonly refreshMs?: number;
+  /** Runs listed in a snapshot, newest first (1..1024). @default 50 */
+  readonly maxRuns?: number;
+  /** Recent policy denials listed in a snapshot (1..200). @default 20 */
+  readonly maxDenials?: number;
+  /** Name of the `@nestjs/typeorm` DataSource the Postgres audit log is on. @default the default DataSource */
+  readonly dataSourceName?: string;
+}
+
+/** The options with their defaults applied. */
+export interface ResolvedConsoleOptions {
+  readonly path: string;
+  readonly guard: Type<CanActivate> | undefined;
+  readonly imports: NonNullable<ModuleMetadata['imports']>;
+  readonly refreshMs: number;
+  readonly maxRuns: number;
+  readonly maxDenials: number;
+  readonly dataSourceName: string | undefined;
+}
+
+/** Injection token of the {@link ResolvedConsoleOptions}. */
+export const CONSOLE_OPTIONS = Symbol('CONSOLE_OPTIONS');
+
+/** `/`-separated segments of unreserved URL characters; a segment of dots only (`..`) is refused. */
+const PATH = /^(?:\/(?!\.+(?:\/|$))[A-Za-z0-9._~-]+)+$/;
+
+const RULES = {
+  path: (value: unknown) => typeof value === 'string' && value.length <= 256 && PATH.test(value),
+  guard: isFunction,
+  allowUnauthenticated: isBoolean,
+  imports: Array.isArray,
+  refreshMs: integerIn(100, 60_000),
+  maxRuns: integerIn(1, 1024),
+  maxDenials: integerIn(1, 200),
+  dataSourceName: isNonEmptyString,
+};
+
+/**
+ * Validates the options: a broken rule or an unknown key gives `invalid_console_options`; no
+ * `guard` and no `allowUnauthenticated: true` gives `console_guard_required`.
+ */
+export function resolveConsoleOptions(options: ConsoleModuleOptions): ResolvedConsoleOptions {
+  const read = readOptions(options, RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw new ConsoleError('invalid_console_options', optionFailureDetails(read.fields));
+  const values = read.values;
+  if (values.path === undefined) throw new ConsoleError('invalid_console_options', { field: 'path' });
+  if (values.guard === undefined && values.allowUnauthenticated !== true) throw new ConsoleError('console_guard_required');
+  return Object.freeze({
+    path: values.path as string,
+    guard: values.guard as Type<CanActivate> | undefined,
+    imports: (values.imports as NonNullable<ModuleMetadata['imports']> | undefined) ?? [],
+    refreshMs: (values.refreshMs as number | undefined) ?? 1000,
+    maxRuns: (values.maxRuns as number | undefined) ?? 50,
+    maxDenials: (values.maxDenials as number | undefined) ?? 20,
+    dataSourceName: values.dataSourceName as string | undefined,
+  });
+}

@@ -1,0 +1,105 @@
+import type { ModuleRef } from '@nestjs/core';
+import { AdmissionController } from '../../admission/admission-controller';
+import { InMemoryRunStore } from '../../runner/in-memory-run-store';
+import { RunRegistry } from '../../runner/run-registry';
+import type { SessionEvent } from '../../runner/session.types';
+import { RegistryRunnerDouble } from '../../runner/testing/registry-runner-double';
+import { rejected } from '../../shared/testing/rejected';
+import { resolveConsoleOptions } from './console-options';
+import { ConsoleSnapshotService } from './console-snapshot.service';
+import { PendingConfirmations } from './pending-confirmations';
+
+const noModuleRef = {} as ModuleRef;
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A stored `confirmation_requested` event as the Runner writes it: call id, tool, arguments and hint. */
+function confirmationRequested(callId: string, tool: string): SessionEvent {
+  return Object.freeze({
+    event_id: `evt-${callId}`,
+    invocation_id: 'inv-1',
+    session_id: 'ses-1',
+    seq: 1,
+    author: 'runner',
+    kind: 'confirmation_requested',
+    content: Object.freeze({ call_id: callId, tool, args: { service: 'secret-service-name' }, hint: 'Deploys to production.' }),
+    created_at_ms: 1,
+  }) as SessionEvent;
+}
+
+describe('RunRegistry.list (what the console lists)', () => {
+  test('the runs this registry started, newest first, at most limit, without the ones the store dropped', async () => {
+    const store = new InMemoryRunStore();
+    const registry = new RunRegistry({ runners: [new RegistryRunnerDouble()], store });
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index += 1) ids.push((await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hi' })).run_id);
+    expect((await registry.list()).map((run) => run.run_id)).toEqual([...ids].reverse());
+    expect((await registry.list(2)).map((run) => run.run_id)).toEqual([ids[2], ids[1]]);
+    expect((await registry.list())[0]).toEqual(await registry.get(ids[2]));
+    await store.delete(ids[1]);
+    expect((await registry.list()).map((run) => run.run_id)).toEqual([ids[2], ids[0]]);
+    await registry.shutdown();
+  });
+
+  test.each([0, 1025, 1.5, Number.NaN])('limit %p: invalid_run_request (limit)', async (limit) => {
+    const registry = new RunRegistry({ runners: [new RegistryRunnerDouble()] });
+    expect(await rejected(registry.list(limit))).toMatchObject({ code: 'invalid_run_request', details: { field: 'limit' } });
+  });
+});
+
+describe('PendingConfirmations', () => {
+  test("a paused run's pending calls with their tool names, never the arguments or the hint", async () => {
+    const store = new InMemoryRunStore();
+    const runner = new RegistryRunnerDouble();
+    const registry = new RunRegistry({ runners: [runner], store });
+    const { run_id: runId } = await registry.start({ agent: 'assistant', userId: 'u-1', message: 'deploy' });
+    await flush();
+    runner.invocations[0].admit('inv-1');
+    await flush();
+    await store.append(runId, { type: 'event', event: confirmationRequested('deploy-1', 'deploy') }, { keepItems: 100 });
+    runner.invocations[0].pause(['deploy-1', 'lost-1']);
+    await flush();
+    await flush();
+    const run = await registry.get(runId);
+    expect(run.status).toBe('paused');
+
+    const confirmations = await new PendingConfirmations(store).of([run]);
+    expect(confirmations).toEqual([
+      { run_id: runId, call_id: 'deploy-1', tool: 'deploy' },
+      { run_id: runId, call_id: 'lost-1', tool: null },
+    ]);
+    expect(JSON.stringify(confirmations)).not.toMatch(/secret-service-name|Deploys to production/);
+    await registry.shutdown();
+  });
+
+  test('runs that are not paused have no pending confirmations; without a store the tool is unknown', async () => {
+    const paused = { run_id: 'run-a', status: 'paused', pending_call_ids: ['c-1'], last_seq: 3 } as never;
+    const running = { run_id: 'run-b', status: 'running', pending_call_ids: [], last_seq: 3 } as never;
+    expect(await new PendingConfirmations(null).of([paused, running])).toEqual([{ run_id: 'run-a', call_id: 'c-1', tool: null }]);
+  });
+});
+
+describe('ConsoleSnapshotService', () => {
+  test('admission per agent (sorted), runs without session or invocation ids, and no audit log', async () => {
+    const admission = new AdmissionController({ globalLimit: 3, defaultAgentLimit: 1, overflow: 'queue', maxQueue: 4, defaultQueueTimeoutMs: 'infinity' });
+    const held = [admission.submit('zeta'), admission.submit('alpha'), admission.submit('alpha')];
+    const store = new InMemoryRunStore();
+    const registry = new RunRegistry({ runners: [new RegistryRunnerDouble()], store });
+    const { run_id: runId } = await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hi' });
+    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), noModuleRef, admission, registry, store, null);
+
+    const snapshot = await service.snapshot();
+    expect(snapshot.admission).toMatchObject({ global_limit: 3, active: 2, queue_length: 1 });
+    expect(snapshot.admission?.per_agent).toEqual([
+      { agent: 'alpha', active: 1, queued: 1, limit: 1 },
+      { agent: 'zeta', active: 1, queued: 0, limit: 1 },
+    ]);
+    expect(snapshot.runs).toEqual([
+      { run_id: runId, agent: 'assistant', status: 'pending', pending_call_ids: [], created_at_ms: expect.any(Number), updated_at_ms: expect.any(Number), last_seq: 0, error_code: null },
+    ]);
+    expect(snapshot.confirmations).toEqual([]);
+    expect(snapshot.denials).toEqual({ status: 'no_postgres_audit_log' });
+    expect(held.map((result) => result.status)).toEqual(['granted', 'granted', 'queued']);
+    admission.beginDrain();
+    await registry.shutdown();
+  });
+});

@@ -1,0 +1,93 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { DataSource } from 'typeorm';
+import type { AdmissionService } from '../../admission/admission-service';
+import { ADMISSION_SERVICE } from '../../admission/admission.constants';
+import type { AdmissionStatus } from '../../admission/admission.types';
+import { AuditSink } from '../../policy/audit-log/audit-sink';
+import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log';
+import { PostgresAuditLog } from '../../policy/audit-log/postgres-audit-log';
+import { RunRegistry } from '../../runner/run-registry';
+import type { RunStatusRecord } from '../../runner/run-registry.types';
+import type { RunStore } from '../../runner/run-store';
+import { RUN_STORE } from '../../runner/runs.module';
+import { recentDenials } from './audit-denials';
+import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options';
+import type { ConsoleAdmission, ConsoleDenials, ConsoleRun, ConsoleSnapshot } from './console-snapshot.types';
+import { PendingConfirmations } from './pending-confirmations';
+
+const NO_AUDIT_LOG: ConsoleDenials = Object.freeze({ status: 'no_postgres_audit_log' });
+
+/**
+ * Builds the console's content-free snapshot from the modules the application has: the admission
+ * status, the runs of the `RunRegistry` with their pending confirmations, and the newest denials of
+ * the Postgres audit log. A missing module gives its section as `null`; building never throws.
+ */
+@Injectable()
+export class ConsoleSnapshotService {
+  private readonly confirmations: PendingConfirmations;
+  private dataSource: DataSource | null | undefined;
+
+  constructor(
+    @Inject(CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
+    private readonly moduleRef: ModuleRef,
+    @Optional() @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService | null,
+    @Optional() @Inject(RunRegistry) private readonly registry: RunRegistry | null,
+    @Optional() @Inject(RUN_STORE) store: RunStore | null,
+    @Optional() @Inject(AuditSink) private readonly auditSink: AuditSink | null,
+  ) {
+    this.confirmations = new PendingConfirmations(store ?? null);
+  }
+
+  async snapshot(): Promise<ConsoleSnapshot> {
+    const runs = this.registry ? await this.registry.list(this.options.maxRuns).catch(() => null) : null;
+    return Object.freeze({
+      schema_version: 1 as const,
+      admission: this.admission ? consoleAdmission(this.admission.status()) : null,
+      runs: runs ? runs.map(consoleRun) : null,
+      confirmations: runs ? await this.confirmations.of(runs).catch(() => null) : null,
+      denials: await this.denials(),
+    });
+  }
+
+  private async denials(): Promise<ConsoleDenials> {
+    const dataSource = this.auditDataSource();
+    return dataSource ? recentDenials(dataSource, this.options.maxDenials) : NO_AUDIT_LOG;
+  }
+
+  /** The DataSource of the policy module's Postgres audit log, looked up once; `null` without one. */
+  private auditDataSource(): DataSource | null {
+    if (this.dataSource !== undefined) return this.dataSource;
+    const sink = this.auditSink;
+    if (!(sink instanceof DeferredPostgresAuditLog || sink instanceof PostgresAuditLog)) return (this.dataSource = null);
+    // @nestjs/typeorm is an optional peer, present whenever the Postgres audit log is
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+    try {
+      this.dataSource = this.moduleRef.get<DataSource>(getDataSourceToken(this.options.dataSourceName), { strict: false });
+    } catch {
+      this.dataSource = null;
+    }
+    return this.dataSource;
+  }
+}
+
+function consoleAdmission(status: AdmissionStatus): ConsoleAdmission {
+  const perAgent = Object.keys(status.per_agent)
+    .sort()
+    .map((agent) => Object.freeze({ agent, ...status.per_agent[agent] }));
+  return Object.freeze({ ...status, per_agent: Object.freeze(perAgent) });
+}
+
+function consoleRun(run: RunStatusRecord): ConsoleRun {
+  return Object.freeze({
+    run_id: run.run_id,
+    agent: run.agent,
+    status: run.status,
+    pending_call_ids: run.pending_call_ids,
+    created_at_ms: run.created_at_ms,
+    updated_at_ms: run.updated_at_ms,
+    last_seq: run.last_seq,
+    error_code: run.error?.code ?? null,
+  });
+}

@@ -1,0 +1,66 @@
+import type { AdmissionStatus } from '../../admission/admission.types';
+import type { RunStatus } from '../../runner/run-registry.types';
+
+/** One agent's admission counts. */
+export interface ConsoleAgentAdmission {
+  readonly agent: string;
+  readonly active: number;
+  readonly queued: number;
+  readonly limit: number;
+}
+
+/** The admission controller's status, its per-agent counts as a list sorted by agent. */
+export type ConsoleAdmission = Omit<AdmissionStatus, 'per_agent'> & { readonly per_agent: readonly ConsoleAgentAdmission[] };
+
+/** A run as the console lists it: the status record's fields without session or invocation ids. */
+export interface ConsoleRun {
+  readonly run_id: string;
+  readonly agent: string;
+  readonly status: RunStatus;
+  readonly pending_call_ids: readonly string[];
+  readonly created_at_ms: number;
+  readonly updated_at_ms: number;
+  readonly last_seq: number;
+  /** The run's error code, else `null`. */
+  readonly error_code: string | null;
+}
+
+/** A call of a paused run waiting for a human: ids and the tool's name, never the arguments. */
+export interface ConsoleConfirmation {
+  readonly run_id: string;
+  readonly call_id: string;
+  /** `null` once the `confirmation_requested` item left the run's replay buffer. */
+  readonly tool: string | null;
+}
+
+/** A denial as the Postgres audit log holds it: the content-free decision fields. */
+export interface ConsoleDenial {
+  readonly decision_id: string;
+  readonly decided_at_ms: number;
+  readonly operation: string;
+  /** The agent, tool or content subject the decision is about. */
+  readonly subject: string;
+  readonly outcome: string;
+  readonly reason: string;
+}
+
+/**
+ * The recent denials, newest first; `no_postgres_audit_log` when the policy module does not write
+ * one, `unavailable` when reading it failed.
+ */
+export type ConsoleDenials =
+  | { readonly status: 'ok'; readonly items: readonly ConsoleDenial[] }
+  | { readonly status: 'no_postgres_audit_log' }
+  | { readonly status: 'unavailable' };
+
+/**
+ * What the console stream sends (`event: snapshot`): content-free by construction. A section is
+ * `null` when its module is not in the application.
+ */
+export interface ConsoleSnapshot {
+  readonly schema_version: 1;
+  readonly admission: ConsoleAdmission | null;
+  readonly runs: readonly ConsoleRun[] | null;
+  readonly confirmations: readonly ConsoleConfirmation[] | null;
+  readonly denials: ConsoleDenials;
+}
