@@ -1,0 +1,77 @@
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import type { ModelGenerateResult, ModelStreamPart } from '../../../../src/adapters/ai-sdk/ai-sdk.types';
+import type { AuditSink } from '../../../../src/policy/audit-log/audit-sink';
+import type { PolicyDecision } from '../../../../src/policy/runtime-policy.types';
+
+const usage: ModelGenerateResult['usage'] = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+/** A tool turn of a generated response: the model calls each tool with the given input. */
+export function toolTurn(...calls: Array<{ id: string; name: string; input: unknown }>): ModelGenerateResult {
+  return {
+    content: calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: JSON.stringify(call.input) })),
+    finishReason: { unified: 'tool-calls', raw: undefined },
+    usage,
+    warnings: [],
+  };
+}
+
+/** A final generated response. */
+export function textTurn(text: string): ModelGenerateResult {
+  return { content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] };
+}
+
+/** A mock model answering `doGenerate` with `turns` in order. */
+export function scriptedModel(...turns: ModelGenerateResult[]): MockLanguageModelV4 {
+  return new MockLanguageModelV4({ doGenerate: turns });
+}
+
+/** The stream parts of a response: each string a text delta, each call a whole tool call. */
+export function streamParts(...items: Array<string | { id: string; name: string; input: unknown }>): ModelStreamPart[] {
+  const parts: ModelStreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  const texts = items.filter((item): item is string => typeof item === 'string');
+  if (texts.length > 0) {
+    parts.push({ type: 'text-start', id: 't' });
+    for (const delta of texts) parts.push({ type: 'text-delta', id: 't', delta });
+    parts.push({ type: 'text-end', id: 't' });
+  }
+  const calls = items.filter((item): item is { id: string; name: string; input: unknown } => typeof item !== 'string');
+  for (const call of calls) parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: JSON.stringify(call.input) });
+  parts.push({ type: 'finish', finishReason: { unified: calls.length > 0 ? 'tool-calls' : 'stop', raw: undefined }, usage });
+  return parts;
+}
+
+/** A mock model answering `doStream` with one response per call. */
+export function streamingModel(...responses: ModelStreamPart[][]): MockLanguageModelV4 {
+  return new MockLanguageModelV4({ doStream: responses.map((parts) => ({ stream: convertArrayToReadableStream(parts) })) });
+}
+
+/** An audit sink that keeps what it is given, and can be made to fail. */
+export class CapturingSink implements AuditSink {
+  readonly decisions: PolicyDecision[] = [];
+  failing = false;
+
+  async record(decision: PolicyDecision): Promise<void> {
+    if (this.failing) throw new Error('disk full: the sink is down');
+    this.decisions.push(decision);
+  }
+}
+
+/** The tool-result output of call `callId` in a prompt the mock model received. */
+export function toolResultIn(prompt: unknown, callId: string): unknown {
+  for (const message of prompt as Array<{ role: string; content: unknown }>) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content as Array<{ type: string; toolCallId?: string; output?: unknown }>) {
+      if (part.type === 'tool-result' && part.toolCallId === callId) return part.output;
+    }
+  }
+  return undefined;
+}
+
+/** The denial record the Runner gives the model for `decision` (spec 03 §6.11), as the SDK sends it. */
+export function denialOutputOf(decision: PolicyDecision): unknown {
+  const { decision_id, policy_id, operation, outcome, reason } = decision;
+  return { type: 'json', value: { success: false, error: { kind: 'runtime_policy_denied', decision_id, policy_id, operation, outcome, reason } } };
+}

@@ -1,0 +1,157 @@
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
+import { runtimeSafetyMiddleware, withAdmission } from '../../../src/adapters/ai-sdk';
+import { AdmissionController } from '../../../src/admission/admission-controller';
+import { AdmissionError } from '../../../src/admission/admission.errors';
+import { RuntimePolicy } from '../../../src/policy/runtime-policy';
+import { scriptedModel, streamParts, textTurn, toolTurn } from './support/ai-sdk-fixtures';
+
+const controllerOf = (overflow: 'reject' | 'queue' = 'reject') => new AdmissionController({ globalLimit: 1, overflow, defaultQueueTimeoutMs: 'infinity' });
+
+/** A promise and the function that settles it, for holding a call open. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('withAdmission: one permit for the whole call (spec 01 §5.7)', () => {
+  it('holds one permit across every model call of a generateText tool loop and releases it after', async () => {
+    const controller = controllerOf();
+    const activeAtCall: number[] = [];
+    const turns = [toolTurn({ id: 'c1', name: 'search', input: {} }), textTurn('done')];
+    const model = new MockLanguageModelV4({
+      doGenerate: async () => {
+        activeAtCall.push(controller.status().active);
+        return turns[activeAtCall.length - 1];
+      },
+    });
+    const tools = { search: tool({ inputSchema: jsonSchema({}), execute: async () => 'ok' }) };
+    const result = await withAdmission(controller, 'support', (signal) => generateText({ model, tools, prompt: 'hi', stopWhen: stepCountIs(3), abortSignal: signal }));
+    expect(result.text).toBe('done');
+    expect(activeAtCall).toEqual([1, 1]);
+    expect(controller.status()).toMatchObject({ active: 0, queue_length: 0 });
+  });
+
+  it('holds the permit until a streamText call has streamed to its end when fn awaits its text', async () => {
+    const controller = controllerOf();
+    const activeAtCall: number[] = [];
+    const responses = [streamParts({ id: 'c1', name: 'search', input: {} }), streamParts('all ', 'done')];
+    const model = new MockLanguageModelV4({
+      doStream: async () => {
+        activeAtCall.push(controller.status().active);
+        return { stream: convertArrayToReadableStream(responses[activeAtCall.length - 1]) };
+      },
+    });
+    const tools = { search: tool({ inputSchema: jsonSchema({}), execute: async () => 'ok' }) };
+    const text = await withAdmission(controller, 'support', async (signal) => {
+      const result = streamText({ model, tools, prompt: 'hi', stopWhen: stepCountIs(3), abortSignal: signal });
+      return await result.text;
+    });
+    expect(text).toBe('all done');
+    expect(activeAtCall).toEqual([1, 1]);
+    expect(controller.status().active).toBe(0);
+  });
+
+  it('releases the permit when the call throws, a policy denial included', async () => {
+    const controller = controllerOf();
+    const policy = RuntimePolicy.compile({ agents: { allow: ['support'] } });
+    const model = wrapLanguageModel({ model: scriptedModel(textTurn('hello')), middleware: runtimeSafetyMiddleware({ policy, agent: 'intruder' }) });
+    await expect(withAdmission(controller, 'intruder', (signal) => generateText({ model, prompt: 'hi', abortSignal: signal }))).rejects.toMatchObject({ code: 'runtime_policy_denied' });
+    expect(controller.status().active).toBe(0);
+  });
+
+  it('fails with concurrency_limit_reached at capacity in reject mode, without calling fn', async () => {
+    const controller = controllerOf('reject');
+    const held = await controller.acquire('support');
+    const fn = jest.fn(async () => 'ran');
+    const error = await withAdmission(controller, 'support', fn).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AdmissionError);
+    expect(error).toMatchObject({ code: 'concurrency_limit_reached' });
+    expect(fn).not.toHaveBeenCalled();
+    controller.release(held);
+    expect(controller.status().active).toBe(0);
+  });
+
+  it('waits in FIFO order in queue mode, each call starting once the one before released its permit', async () => {
+    const controller = controllerOf('queue');
+    const held = await controller.acquire('support');
+    const order: string[] = [];
+    const calls = ['a', 'b', 'c'].map((name) => {
+      const hold = gate();
+      const done = withAdmission(controller, 'support', async () => {
+        order.push(`${name} start`);
+        await hold.opened;
+        order.push(`${name} end`);
+      });
+      return { hold, done };
+    });
+    await tick();
+    expect(controller.status()).toMatchObject({ active: 1, queue_length: 3 });
+    expect(order).toEqual([]);
+    controller.release(held);
+    for (const call of calls) {
+      await tick();
+      call.hold.open();
+      await call.done;
+    }
+    expect(order).toEqual(['a start', 'a end', 'b start', 'b end', 'c start', 'c end']);
+    expect(controller.status()).toMatchObject({ active: 0, queue_length: 0 });
+  });
+
+  it('leaves no queue entry when the caller aborts while queued, and never calls fn', async () => {
+    const controller = controllerOf('queue');
+    const held = await controller.acquire('support');
+    const caller = new AbortController();
+    const fn = jest.fn(async () => 'ran');
+    const pending = withAdmission(controller, 'support', fn, { signal: caller.signal });
+    await tick();
+    expect(controller.status().queue_length).toBe(1);
+    const reason = new Error('client went away');
+    caller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    expect(controller.status()).toMatchObject({ active: 1, queue_length: 0 });
+    expect(fn).not.toHaveBeenCalled();
+    controller.release(held);
+    expect(controller.status()).toMatchObject({ active: 0, queue_length: 0 });
+  });
+
+  it('aborts the running call through the signal it hands to fn when the caller aborts, and releases the permit', async () => {
+    const controller = controllerOf();
+    const caller = new AbortController();
+    const model = new MockLanguageModelV4({
+      doGenerate: ({ abortSignal }) =>
+        new Promise((_resolve, reject) => {
+          abortSignal?.addEventListener('abort', () => reject(abortSignal.reason), { once: true });
+          caller.abort();
+        }),
+    });
+    const outcome = await withAdmission(controller, 'support', (signal) => generateText({ model, prompt: 'hi', abortSignal: signal, maxRetries: 0 }), { signal: caller.signal }).catch((e: unknown) => e);
+    expect(outcome).toMatchObject({ code: 'permit_revoked', details: { outcome: 'owner_down' } });
+    expect(controller.status().active).toBe(0);
+  });
+});
+
+describe('withAdmission: bad input is a typed rejection, never a throw', () => {
+  const controller = controllerOf();
+
+  it.each([
+    ['a missing controller', () => withAdmission(undefined as never, 'support', async () => 1), 'controller'],
+    ['a controller without release', () => withAdmission({ acquire: async () => ({}) } as never, 'support', async () => 1), 'controller'],
+    ['a non-function fn', () => withAdmission(controller, 'support', 'generate' as never), 'fn'],
+    ['an unknown option', () => withAdmission(controller, 'support', async () => 1, { queueTimeout: 5 } as never), 'queueTimeout'],
+  ])('rejects %s with invalid_admission_options naming the field', async (_label, call, field) => {
+    let promise: Promise<unknown> | undefined;
+    expect(() => (promise = call())).not.toThrow();
+    await expect(promise).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field } });
+    expect(controller.status().active).toBe(0);
+  });
+
+  it("passes the controller's own validation through: a bad agent id or option value", async () => {
+    await expect(withAdmission(controller, '', async () => 1)).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'agentId' } });
+    await expect(withAdmission(controller, 'support', async () => 1, { overflow: 'drop' } as never)).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'overflow' } });
+    expect(controller.status()).toMatchObject({ active: 0, queue_length: 0 });
+  });
+});
