@@ -80,26 +80,39 @@ function instructionOf(agent: CompiledAgent, ctx: ReadonlyContext): { instructio
 async function callModel(scope: InvocationScope, agent: CompiledAgent, request: ModelRequest): Promise<unknown> {
   const { clock } = scope.options;
   const started = clock.monotonicNow();
+  const span = scope.spans.startChat(agent.name, modelNameOf(agent));
   try {
-    const response = await untilAborted(Promise.resolve().then(() => agent.agent.model.generate(request, scope.signal)), scope.signal);
+    const response = await untilAborted(Promise.resolve().then(() => span.run(() => agent.agent.model.generate(request, scope.signal))), scope.signal);
+    span.succeed(usageOf(response));
     traceModelCall(scope, agent, clock.monotonicNow() - started, response);
     return response;
   } catch (error) {
     traceModelCall(scope, agent, clock.monotonicNow() - started, undefined);
-    scope.throwIfEnded();
-    if (RunnerError.isRunnerError(error) && error.code === 'model_failed') throw error;
-    throw new RunnerError('model_failed', { reason: 'invalid_response' });
+    const failure = scope.failureOf(RunnerError.isRunnerError(error) && error.code === 'model_failed' ? error : new RunnerError('model_failed', { reason: 'invalid_response' }));
+    span.fail(failure);
+    throw failure;
   }
 }
 
 /** `runner.model.call`: the duration, and the token counts the model reported (never the content). */
 function traceModelCall(scope: InvocationScope, agent: CompiledAgent, durationMs: number, response: unknown): void {
-  const usage = (response as ModelResponse | undefined)?.usage;
+  const { inputTokens, outputTokens } = usageOf(response);
   const attributes: Record<string, number | string> = { outcome: response === undefined ? 'error' : 'ok' };
-  if (usage !== undefined && Number.isSafeInteger(usage.inputTokens) && usage.inputTokens >= 0) attributes['gen_ai.usage.input_tokens'] = usage.inputTokens;
-  if (usage !== undefined && Number.isSafeInteger(usage.outputTokens) && usage.outputTokens >= 0) attributes['gen_ai.usage.output_tokens'] = usage.outputTokens;
-  const model = typeof agent.agent.model.name === 'string' ? agent.agent.model.name.slice(0, 128) : undefined;
+  if (inputTokens !== undefined) attributes['gen_ai.usage.input_tokens'] = inputTokens;
+  if (outputTokens !== undefined) attributes['gen_ai.usage.output_tokens'] = outputTokens;
+  const model = modelNameOf(agent);
   traceRunner(scope, 'runner.model.call', { agent: agent.name, ...(model === undefined ? {} : { model }), measurements: { duration_ms: durationMs }, attributes });
+}
+
+/** The token counts a response reported, each kept only when it is a non-negative safe integer. */
+function usageOf(response: unknown): { inputTokens?: number; outputTokens?: number } {
+  const usage = (response as ModelResponse | undefined)?.usage;
+  const valid = (count: unknown) => (Number.isSafeInteger(count) && (count as number) >= 0 ? (count as number) : undefined);
+  return usage === undefined ? {} : { inputTokens: valid(usage.inputTokens), outputTokens: valid(usage.outputTokens) };
+}
+
+function modelNameOf(agent: CompiledAgent): string | undefined {
+  return typeof agent.agent.model.name === 'string' ? agent.agent.model.name.slice(0, 128) : undefined;
 }
 
 /** The response's calls normalised to `{id, name, args}`; missing, malformed or repeated ids are assigned. */

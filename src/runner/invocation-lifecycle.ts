@@ -124,12 +124,18 @@ async function admit(scope: InvocationScope): Promise<Permit | null> {
     ...(admission.overflow === undefined ? {} : { overflow: admission.overflow }),
     ...(admission.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: admission.queueTimeoutMs }),
   };
+  const { clock } = scope.options;
+  const started = clock.monotonicNow();
   try {
     // the invocation signal is the owner: the controller itself drops the queue entry or revokes the permit on abort
-    return await admission.controller.acquire(scope.options.root.name, request);
+    const permit = await admission.controller.acquire(scope.options.root.name, request);
+    scope.spans.admission('admitted', clock.monotonicNow() - started);
+    return permit;
   } catch (error) {
-    scope.throwIfEnded();
     const reason = AdmissionError.isAgentRuntimeError(error, AdmissionError) ? error.code : 'admission_unavailable';
+    if (scope.end === null) scope.spans.admission('rejected', clock.monotonicNow() - started, reason);
+    else scope.spans.admission('aborted', clock.monotonicNow() - started);
+    scope.throwIfEnded();
     throw new RunnerError('admission_failed', { reason });
   }
 }
@@ -176,6 +182,7 @@ function traceFinished(scope: InvocationScope, result: RunResult | undefined, fa
   const outcome = code === undefined ? (result?.status ?? 'completed') : code === 'cancelled' ? 'cancelled' : code === 'timeout' ? 'timed_out' : 'failed';
   // delivered after the final abort: the receiver's owner binding ignores an aborted owner
   traceRunner(scope, 'runner.run.finished', { attributes: code === undefined ? { outcome } : { outcome, 'error.type': code } });
+  scope.spans.end(outcome, code, RunnerError.isRunnerError(failure) ? failure.details : undefined);
 }
 
 function emitInvocation(scope: InvocationScope, result: RunResult | undefined, failure: unknown): void {

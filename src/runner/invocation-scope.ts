@@ -11,6 +11,7 @@ import type { SessionEvent, SessionRef } from './session.types';
 import type { Toolset } from './agent.types';
 import { visibleState } from './continuations';
 import type { DurableRecord } from './durable-record';
+import type { RunSpans } from '../observability/tracing/run-spans';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =
@@ -49,6 +50,8 @@ export class InvocationScope {
   readonly channel = new EventChannel<SessionEvent, RunResult>();
   readonly materialized = new Set<Toolset>();
   readonly startedAt: number;
+  /** The invocation's OpenTelemetry spans (no-ops without tracing). */
+  readonly spans: RunSpans;
   ref: SessionRef;
   state: JsonObject = Object.freeze({});
   end: InvocationEnd | null = null;
@@ -68,6 +71,7 @@ export class InvocationScope {
     this.invocationId = invocationId;
     this.ref = Object.freeze({ appName: options.appName, userId, sessionId });
     this.startedAt = options.clock.monotonicNow();
+    this.spans = options.tracing.startRun(options.root.name, invocationId, runId);
   }
 
   get signal(): AbortSignal {

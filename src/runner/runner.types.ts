@@ -1,3 +1,4 @@
+import type { RunnerTracing } from '../observability/tracing/runner-tracing.types';
 import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { OverflowMode } from '../admission/admission-config';
 import type { AdmissionRequestOptions } from '../admission/admission-request';
@@ -60,6 +61,8 @@ export interface RunnerOptions {
   readonly traceStore?: TraceStoreBinding;
   /** Where ignored failures (a throwing `afterRunCallback`, release or toolset close) are reported, without content. @default none */
   readonly logger?: RunnerLogger;
+  /** Content-free OpenTelemetry spans of every invocation (`true`: the global tracer provider). @default false */
+  readonly tracing?: RunnerTracing;
   /** Gives tools `ctx.artifacts`, scoped to the invocation's app, user and session (spec 03 §13). @default none */
   readonly artifactService?: ArtifactService;
   /** Gives tools `ctx.memory`, scoped to the invocation's app and user (spec 03 §13). @default none */

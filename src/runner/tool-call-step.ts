@@ -14,6 +14,7 @@ import { RunnerError } from './runner.errors';
 import { runSubAgent } from './sub-agent';
 import { invalidArgumentsResponse, NOT_AN_OBJECT } from './tool-arguments';
 import { resolveTool, type Resolution } from './tool-resolution';
+import type { ToolSpan } from '../observability/tracing/run-spans';
 
 /** Outcomes of a tool call (trace and telemetry vocabulary, spec 03 §8). */
 export type ToolCallOutcome =
@@ -77,9 +78,16 @@ export async function prepareCall(
   call: ToolCall,
   decision: ConfirmationDecision | undefined,
   isSubAgent: boolean,
+  span: ToolSpan,
 ): Promise<PreparedCall> {
-  if (decision !== undefined && !decision.confirmed) return answer(call, 'confirmation_rejected', 'rejected');
+  if (decision !== undefined && !decision.confirmed) {
+    // the call resolved to a configured tool when it paused
+    span.identify(call.name);
+    return answer(call, 'confirmation_rejected', 'rejected');
+  }
   const resolution = await resolveTool(scope, agent, call.name);
+  // a name the model chose names no span: only a configured tool's name is shown
+  if (resolution.kind !== 'unknown') span.identify(call.name);
   if (!isPlainObject(call.args)) return invalidArguments(call);
   const args = call.args as JsonObject;
   const known = staticTool(resolution);
@@ -88,6 +96,7 @@ export async function prepareCall(
   const policy = scope.options.policy;
   if (policy !== null) {
     const checked = checkPolicy(scope, 'tool', call.name, args);
+    span.policy('tool_call', checked);
     if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, outcome: 'denied', denial: checked };
   }
   let tool: CompiledTool;
@@ -154,7 +163,7 @@ export interface CallResult {
  * (short-circuit or amendment, re-validated), `execute` or the sub-agent's loop, the error and
  * `afterToolCallback` chains. Never the exception's text in a response.
  */
-export async function runCall(scope: InvocationScope, agent: CompiledAgent, prepared: RunnableCall): Promise<CallResult> {
+export async function runCall(scope: InvocationScope, agent: CompiledAgent, prepared: RunnableCall, span: ToolSpan): Promise<CallResult> {
   const { call, tool } = prepared;
   let args = prepared.args;
   const ctx = scope.toolContext(agent.name, call.id, prepared.confirmation);
@@ -167,7 +176,7 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
   let result: JsonValue | undefined;
   let outcome: ToolCallOutcome = 'executed';
   if (before !== undefined && isToolAmendment(before.value)) {
-    args = await acceptAmendment(scope, prepared, before.value, ctx);
+    args = await acceptAmendment(scope, prepared, before.value, ctx, span);
   } else if (before !== undefined) {
     result = jsonResult(before.value, before.owner);
     outcome = 'short_circuited';
@@ -175,11 +184,14 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
   if (result === undefined) {
     if (prepared.subAgent !== null) {
       const sub = await runSubAgent(scope, prepared.subAgent, call, args);
-      if (sub.denied) return { response: denialRecord(sub.decision), outcome: 'denied', denial: sub.decision };
+      if (sub.denied) {
+        span.policy('agent_invocation', sub.decision);
+        return { response: denialRecord(sub.decision), outcome: 'denied', denial: sub.decision };
+      }
       result = sub.result;
     } else {
       try {
-        result = (await untilAborted(Promise.resolve(tool.tool.execute(args, ctx)), scope.signal)) ?? null;
+        result = (await untilAborted(Promise.resolve(span.run(() => tool.tool.execute(args, ctx))), scope.signal)) ?? null;
       } catch (error) {
         scope.throwIfEnded();
         const replaced = await runChain('on_tool_error', linksOf<ToolHookArgs & { error: unknown }, unknown>(scope.options.plugins, 'onToolErrorCallback'), {
@@ -218,7 +230,7 @@ function jsonResult(value: unknown, owner: string, hook: 'before_tool' | 'after_
 }
 
 /** An amendment may change only `args`; the new args pass the schema, the policy and the confirmation rule again. */
-async function acceptAmendment(scope: InvocationScope, prepared: RunnableCall, amendment: object, ctx: ToolContext): Promise<JsonObject> {
+async function acceptAmendment(scope: InvocationScope, prepared: RunnableCall, amendment: object, ctx: ToolContext, span: ToolSpan): Promise<JsonObject> {
   const refuse = (reason: string) => new RunnerError('invalid_plugin_amendment', { hook: 'before_tool', reason });
   if (Object.keys(amendment).some((key) => key !== 'args')) throw refuse('tool_reroute_not_allowed');
   let args: JsonObject;
@@ -231,6 +243,7 @@ async function acceptAmendment(scope: InvocationScope, prepared: RunnableCall, a
   const policy = scope.options.policy;
   if (policy !== null) {
     const checked = checkPolicy(scope, 'tool', prepared.call.name, args);
+    span.policy('tool_call', checked);
     if (checked !== null) {
       await recordDenial(scope, checked);
       throw refuse('runtime_policy_denied');

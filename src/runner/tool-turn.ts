@@ -9,6 +9,7 @@ import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent
 import type { InvocationScope } from './invocation-scope';
 import type { HistoryEntry, ToolCall } from './model.types';
 import { traceRunner } from './runner-trace';
+import type { ToolSpan } from '../observability/tracing/run-spans';
 import { prepareCall, runCall, type CallResult, type PendingCall, type ToolCallOutcome } from './tool-call-step';
 
 /** One tool turn to answer: its calls in model order, and what a resume already knows about them. */
@@ -27,6 +28,7 @@ export interface ToolTurn {
 interface Commit {
   readonly call: ToolCall;
   readonly work: Promise<CallResult>;
+  readonly span: ToolSpan;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     for (let index = 0; index < committed.length; index += 1) {
       const { response, denial, outcome } = results[index];
       if (denial !== undefined) await recordDenial(scope, denial);
-      await commitResponse(scope, agent, history, committed[index].call, response, outcome, isSubAgent);
+      await commitResponse(scope, agent, history, committed[index].call, response, outcome, isSubAgent, committed[index].span);
     }
   };
   for (const call of turn.calls) {
@@ -56,19 +58,21 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
       await storeResponse(scope, agent, history, call, recorded);
       continue;
     }
-    const prepared = await prepareCall(scope, agent, call, turn.decisions?.get(call.id), isSubAgent);
+    const span = scope.spans.startTool(agent.name);
+    const prepared = await prepareCall(scope, agent, call, turn.decisions?.get(call.id), isSubAgent, span);
     if (prepared.kind === 'pending') {
+      span.end('confirmation_requested');
       pending.push(prepared);
       continue;
     }
     if (prepared.kind === 'answer' && prepared.barrier) {
       await flush();
       if (prepared.denial !== undefined) await recordDenial(scope, prepared.denial);
-      await commitResponse(scope, agent, history, call, prepared.response, prepared.outcome, isSubAgent);
+      await commitResponse(scope, agent, history, call, prepared.response, prepared.outcome, isSubAgent, span);
       continue;
     }
-    const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: prepared.outcome }) : handled(runCall(scope, agent, prepared));
-    batch.push({ call, work });
+    const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: prepared.outcome }) : handled(runCall(scope, agent, prepared, span));
+    batch.push({ call, work, span });
     if (agent.agent.parallelToolCalls !== true) await flush();
   }
   await flush();
@@ -86,12 +90,14 @@ async function commitResponse(
   response: JsonValue,
   outcome: ToolCallOutcome,
   isSubAgent: boolean,
+  span: ToolSpan,
 ): Promise<void> {
   let event = await applyEventCallbacks(scope, agent.name, draftEvent(scope, 'tool', 'tool_response', { call_id: call.id, tool: call.name, response }));
   const content = event.content as JsonObject;
   const policy = scope.options.policy;
   if (policy !== null) {
     const checked = checkPolicy(scope, 'content', 'tool_result', content.response, agent.name);
+    span.policy('content', checked);
     if (checked !== null) {
       await recordDenial(scope, checked);
       event = { ...event, content: { ...content, response: denialRecord(checked) } };
@@ -103,6 +109,7 @@ async function commitResponse(
   history.push({ role: 'tool', callId: call.id, name: call.name, response: storedResponse });
   scope.toolCalls += 1;
   traceRunner(scope, 'runner.tool.call', { agent: agent.name, tool: call.name, call_id: call.id, attributes: { outcome } });
+  span.end(outcome, storedResponse);
   if (!isSubAgent && scope.durable !== null) await scope.durable.stepCompleted({ step_id: call.id, tool_name: call.name, response: storedResponse });
 }
 

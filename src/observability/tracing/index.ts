@@ -1,0 +1,1 @@
+export type { RunnerTracerProvider, RunnerTracing, RunnerTracingOptions } from './runner-tracing.types';
