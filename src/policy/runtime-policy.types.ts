@@ -4,18 +4,22 @@ export type PolicyOperation = 'agent_invocation' | 'tool_call' | 'content';
 /** Allow or deny. */
 export type PolicyOutcome = 'allow' | 'deny';
 
+/** Every reason a decision can carry (spec 02 §5), in the spec's order. */
+export const POLICY_REASONS = [
+  'allowed',
+  'not_allowed',
+  'explicitly_denied',
+  'argument_budget_exceeded',
+  'content_budget_exceeded',
+  'invalid_arguments',
+  'invalid_content',
+  'invalid_subject',
+  'invalid_policy',
+  'policy_evaluation_failed',
+] as const;
+
 /** Why a decision came out as it did (spec 02 §5). */
-export type PolicyReason =
-  | 'allowed'
-  | 'not_allowed'
-  | 'explicitly_denied'
-  | 'argument_budget_exceeded'
-  | 'content_budget_exceeded'
-  | 'invalid_arguments'
-  | 'invalid_content'
-  | 'invalid_subject'
-  | 'invalid_policy'
-  | 'policy_evaluation_failed';
+export type PolicyReason = (typeof POLICY_REASONS)[number];
 
 /** Which byte budget a check measured against. */
 export type PolicyBudgetKind = 'arguments' | 'content';

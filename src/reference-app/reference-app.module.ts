@@ -26,6 +26,7 @@ import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
 import { ConsoleModule } from '../observability/console/console.module';
+import { MetricsModule } from '../observability/metrics/metrics.module';
 
 /** Settings of the reference service. */
 export interface ReferenceAppOptions {
@@ -71,6 +72,7 @@ export class ReferenceAppModule {
         EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
         // no authentication here either: the console is served unguarded on purpose, and ConsoleModule logs a warning saying so
         ConsoleModule.forRoot({ path: '/console', allowUnauthenticated: true }),
+        MetricsModule.forRoot({ defaultMetrics: true }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
       providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ReferenceGenerationListener, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
