@@ -1,5 +1,5 @@
-/** ESM-only packages the `ai-sdk` adapter tests load: `ai` and what it imports. */
-const ESM_ONLY_DEPS = '(ai|@ai-sdk/[^/]+|@workflow/serde)';
+/** ESM-only packages the adapter tests load: `ai` and what it imports, and `lodash-es` (required by @google/adk's CommonJS build). */
+const ESM_ONLY_DEPS = '(ai|@ai-sdk/[^/]+|@workflow/serde|lodash-es)';
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -8,6 +8,9 @@ import { systemClock, type Clock } from '../shared/clock';
 import { optionFailureDetails, readOptions } from '../shared/option-reader';
 import { integerIn, oneOf } from '../shared/option-rules';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
+import type { RunTracer } from '../observability/tracing/run-spans';
+import { isRunnerTracing, resolveRunnerTracing } from '../observability/tracing/runner-tracing-options';
+import type { RunnerTracing } from '../observability/tracing/runner-tracing.types';
 import { isTraceStoreBinding, TraceProducer, type TraceStoreBinding } from '../trace/trace-producer';
 import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './agent-tree';
@@ -42,6 +45,8 @@ export interface ResolvedRunnerOptions {
   readonly logger: RunnerLogger | null;
   /** The Runner's side of its trace store (a producer without a store delivers nowhere). */
   readonly trace: TraceProducer;
+  /** Starts the OpenTelemetry spans of each invocation (a no-op tracer when tracing is off). */
+  readonly tracing: RunTracer;
 }
 
 const DEFAULT_MAX_MODEL_CALLS = 32;
@@ -57,7 +62,8 @@ const PLUGIN_HOOKS = [
   'onRunErrorCallback',
 ] as const;
 
-const hasMethods = (methods: readonly string[]) => (value: unknown) =>
+/** An option rule: an object with these methods (the shape check of collaborators such as a session service). */
+export const hasMethods = (methods: readonly string[]) => (value: unknown) =>
   typeof value === 'object' && value !== null && methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function');
 
 const RULES = {
@@ -75,6 +81,7 @@ const RULES = {
   events: hasMethods(['emit']),
   logger: hasMethods(['warn']),
   traceStore: isTraceStoreBinding,
+  tracing: isRunnerTracing,
   artifactService: hasMethods(['saveArtifact', 'loadArtifact', 'listArtifactKeys', 'listVersions', 'deleteArtifact']),
   memoryService: hasMethods(['addSessionToMemory', 'addEvents', 'searchMemory', 'eraseMemory']),
 };
@@ -108,6 +115,7 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     events: (values.events as TelemetrySink | undefined) ?? null,
     logger: (values.logger as RunnerLogger | undefined) ?? null,
     trace: new TraceProducer((values.traceStore as TraceStoreBinding | undefined) ?? null),
+    tracing: resolveRunnerTracing(values.tracing as RunnerTracing | undefined, values.logger as RunnerLogger | undefined),
     artifactService: (values.artifactService as ArtifactService | undefined) ?? null,
     memoryService: (values.memoryService as MemoryService | undefined) ?? null,
   });
@@ -128,7 +136,8 @@ function resolvePlugins(plugins: unknown[] | undefined): readonly RunnerPlugin[]
   return Object.freeze([...((plugins ?? []) as RunnerPlugin[])]);
 }
 
-function resolveAdmission(admission: unknown): ResolvedAdmission {
+/** Validates the `admission` option (`invalid_runner_admission_control {field}`); the ADK facade shares it. */
+export function resolveAdmission(admission: unknown): ResolvedAdmission {
   const read = readOptions(admission, ADMISSION_RULES, { name: 'admission', unknownKeys: 'refuse' });
   if (!read.ok) throw new RunnerError('invalid_runner_admission_control', optionFailureDetails(read.fields));
   if (read.values.controller === undefined) throw new RunnerError('invalid_runner_admission_control', { field: 'controller' });
@@ -140,8 +149,8 @@ function resolveAdmission(admission: unknown): ResolvedAdmission {
   });
 }
 
-/** A compiled policy keeps its own deps; a spec is compiled with the Runner's clock and telemetry sink. */
-function resolvePolicy(policy: unknown, deps: RuntimePolicyDeps): RuntimePolicy {
+/** A compiled policy keeps its own deps; a spec is compiled with the given clock and telemetry sink (`invalid_runner_runtime_policy {reason}`). */
+export function resolvePolicy(policy: unknown, deps: RuntimePolicyDeps = {}): RuntimePolicy {
   if (RuntimePolicy.isRuntimePolicy(policy)) {
     if ('status' in policy.describe()) throw new RunnerError('invalid_runner_runtime_policy', { reason: 'invalid_runtime_policy' });
     return policy;

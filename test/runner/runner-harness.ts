@@ -38,7 +38,7 @@ export class Observers {
   }
 
   /** An admission controller whose decisions reach this telemetry sink. */
-  admission(config: AdmissionConfig): AdmissionController {
+  admission(config: AdmissionConfig = {}): AdmissionController {
     return new AdmissionController(config, { events: this.events });
   }
 

@@ -1,0 +1,78 @@
+/**
+ * The published package as a consumer installs it (issue 13): `npm pack`, the tarball installed into
+ * an empty project, the core entry point required with neither optional peer present, then each
+ * adapter subpath required once its peer is installed. Installs prefer npm's local cache (`npm ci`
+ * of this repository filled it), so the suite needs the registry only for what the cache lacks.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '..', '..');
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const INSTALL_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+const PEERS = { ai: '7.0.173', '@google/adk': '2.0.0' };
+
+/** Runs a CommonJS snippet in the consumer project and returns what it printed as JSON. */
+async function inConsumer(project: string, source: string): Promise<unknown> {
+  const { stdout } = await run(process.execPath, ['-e', source], { cwd: project, timeout: 60_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() as string);
+}
+
+describe('the packed package in a consumer project', () => {
+  let work: string;
+  let project: string;
+
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(tmpdir(), 'agent-runtime-pack-'));
+    project = path.join(work, 'consumer');
+    const { stdout } = await run(NPM, ['pack', '--pack-destination', work, '--silent'], { cwd: ROOT, timeout: 120_000 });
+    const tarball = path.join(work, stdout.trim().split('\n').pop() as string);
+    await run('mkdir', ['-p', project]);
+    await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+    await run(NPM, ['install', tarball, ...INSTALL_FLAGS], { cwd: project, timeout: 300_000 });
+  }, 420_000);
+
+  afterAll(async () => {
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('loads the core entry point with neither ai nor @google/adk installed, and never pulls them (or @opentelemetry/api) in', async () => {
+    const seen = await inConsumer(
+      project,
+      `const missing = (name) => { try { require.resolve(name); return false; } catch { return true; } };
+       const core = require('nest-agent-runtime');
+       const loaded = Object.keys(require.cache).filter((file) => /node_modules[\\\\/](ai|@google[\\\\/]adk|@ai-sdk|@opentelemetry|puppeteer-core)[\\\\/]/.test(file));
+       console.log(JSON.stringify({ aiMissing: missing('ai'), adkMissing: missing('@google/adk'), admission: typeof core.AdmissionController, policy: typeof core.RuntimePolicy, loaded }));`,
+    );
+    expect(seen).toEqual({ aiMissing: true, adkMissing: true, admission: 'function', policy: 'function', loaded: [] });
+  });
+
+  it('refuses the ADK adapter with a typed error while its peer is missing', async () => {
+    const seen = await inConsumer(
+      project,
+      `const adk = require('nest-agent-runtime/adk');
+       let code = null;
+       try { new adk.AdkSafetyPlugin({ runtimePolicy: require('nest-agent-runtime').RuntimePolicy.compile({ agents: { allow: ['a'] }, tools: { allow: ['t'] } }) }); } catch (error) { code = error.code ?? String(error); }
+       console.log(JSON.stringify({ code }));`,
+    );
+    expect(seen).toEqual({ code: 'adk_peer_missing' });
+  });
+
+  it('loads each adapter subpath once its peer is installed', async () => {
+    await run(NPM, ['install', ...Object.entries(PEERS).map(([name, version]) => `${name}@${version}`), ...INSTALL_FLAGS], { cwd: project, timeout: 600_000 });
+    const seen = await inConsumer(
+      project,
+      `const aiSdk = require('nest-agent-runtime/ai-sdk');
+       const adk = require('nest-agent-runtime/adk');
+       const policy = require('nest-agent-runtime').RuntimePolicy.compile({ agents: { allow: ['a'] }, tools: { allow: ['t'] } });
+       const plugin = new adk.AdkSafetyPlugin({ runtimePolicy: policy });
+       console.log(JSON.stringify({ pluginName: plugin.name, guardTools: typeof aiSdk.guardTools, middleware: typeof aiSdk.runtimeSafetyMiddleware, withAdmission: typeof aiSdk.withAdmission,
+         facade: typeof adk.AdkRunnerFacade, plugin: typeof adk.AdkSafetyPlugin, sessions: typeof adk.BudgetGuardSessionService, guards: typeof adk.installAgentGuards }));`,
+    );
+    expect(seen).toEqual({ pluginName: expect.any(String), guardTools: 'function', middleware: 'function', withAdmission: 'function', facade: 'function', plugin: 'function', sessions: 'function', guards: 'function' });
+  }, 660_000);
+});
