@@ -9,6 +9,7 @@ export * from './services';
 export * from './database';
 export * from './health';
 export * from './cluster';
+export * from './observability';
 export { AdmissionHealthIndicator } from './admission/admission.health';
 export { LedgerHealthIndicator } from './ledger/ledger.health';
 export { DatabaseHealthIndicator } from './database/database.health';

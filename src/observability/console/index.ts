@@ -1,7 +1,6 @@
 export { ConsoleModule } from './console.module';
 export type { ConsoleModuleOptions } from './console-options';
 export { ConsoleError, type ConsoleErrorCode } from './console.errors';
-export { CONSOLE_CSP } from './console.controller';
 export type {
   ConsoleAdmission,
   ConsoleAgentAdmission,

@@ -1,0 +1,3 @@
+export * from './console';
+export * from './metrics';
+export * from './tracing';
