@@ -27,6 +27,7 @@ export async function storeFinalOutput(scope: InvocationScope, output: Content):
   const policy = scope.options.policy;
   if (policy !== null) {
     const checked = checkPolicy(scope, 'content', 'model_output', event.content);
+    scope.spans.policy('content', checked);
     if (checked !== null) {
       await recordDenial(scope, checked);
       throw denialError(checked);

@@ -30,6 +30,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
       const policy = options.policy;
       if (policy !== null) {
         const checked = checkPolicy(scope, 'agent', options.root.name, message);
+        scope.spans.policy('agent_invocation', checked);
         if (checked !== null) {
           await recordDenial(scope, checked);
           throw denialError(checked);
@@ -45,6 +46,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
         // measured like the agent check while nothing changed the message, else as canonical JSON
         const unchanged = replaced === undefined && event.content === (original as unknown as JsonValue);
         const checked = checkPolicy(scope, 'content', 'agent_input', unchanged ? message : event.content);
+        scope.spans.policy('content', checked);
         if (checked !== null) {
           await recordDenial(scope, checked);
           throw denialError(checked);

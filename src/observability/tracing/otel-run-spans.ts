@@ -89,6 +89,10 @@ class OtelRunSpans implements RunSpans {
     });
   }
 
+  policy(operation: PolicyOperation, denied: PolicyDecision | null): void {
+    quietly(() => this.#span.addEvent(R.policyEvent, policyAttributes(operation, denied)));
+  }
+
   startChat(agentName: string, modelName: string | undefined): ChatSpan {
     const attributes: Attributes = { [G.operationName]: GenAiOperations.chat, [G.agentName]: agentName };
     if (modelName !== undefined) attributes[G.requestModel] = modelName;
@@ -142,7 +146,6 @@ class OtelRunSpans implements RunSpans {
       const span = this.#span;
       if (this.#inputTokens !== undefined) span.setAttribute(G.inputTokens, this.#inputTokens);
       if (this.#outputTokens !== undefined) span.setAttribute(G.outputTokens, this.#outputTokens);
-      if (code === 'runtime_policy_denied') span.addEvent(R.policyEvent, summaryAttributes(details));
       if (code === undefined) span.setAttribute(R.outcome, outcome);
       else this.#markError(span, outcome, code, reasonOf(code, details));
     });
@@ -202,16 +205,3 @@ function policyAttributes(operation: PolicyOperation, denied: PolicyDecision | n
   return { [R.policyOperation]: denied.operation, [R.policyOutcome]: denied.outcome, [R.policyReason]: denied.reason, [R.policyDecisionId]: denied.decision_id };
 }
 
-/** The decision a `runtime_policy_denied` run error summarises (its five content-free keys). */
-function summaryAttributes(details: ErrorDetails | undefined): Attributes {
-  const summary = (details ?? {}) as Record<string, unknown>;
-  const attributes: Attributes = {};
-  const keys: ReadonlyArray<readonly [string, string]> = [
-    ['operation', R.policyOperation],
-    ['outcome', R.policyOutcome],
-    ['reason', R.policyReason],
-    ['decision_id', R.policyDecisionId],
-  ];
-  for (const [key, name] of keys) if (typeof summary[key] === 'string') attributes[name] = summary[key] as string;
-  return attributes;
-}

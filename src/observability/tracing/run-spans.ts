@@ -38,6 +38,8 @@ export interface ToolSpan extends WorkSpan {
 export interface RunSpans {
   /** The admission wait, as an event on the run span. */
   admission(outcome: AdmissionOutcome, waitMs: number, reason?: string): void;
+  /** A decision of the run's own checks (agent, input, final output), as an event on the run span: `null` is an allow. */
+  policy(operation: PolicyOperation, denied: PolicyDecision | null): void;
   startChat(agentName: string, modelName: string | undefined): ChatSpan;
   startTool(agentName: string): ToolSpan;
   /** Ends every span still open, then the run span, with the run's outcome and error code. */
@@ -56,6 +58,7 @@ const NO_TOOL_SPAN: ToolSpan = Object.freeze({ run: runWork, identify: () => und
 /** The spans of an invocation without tracing: nothing is recorded. */
 export const NO_RUN_SPANS: RunSpans = Object.freeze({
   admission: () => undefined,
+  policy: () => undefined,
   startChat: () => NO_CHAT_SPAN,
   startTool: () => NO_TOOL_SPAN,
   end: () => undefined,

@@ -78,6 +78,9 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     const [admission] = eventsNamed(root, 'agent_runtime.admission');
     expect(admission).toEqual({ 'agent_runtime.admission.outcome': 'admitted', 'agent_runtime.admission.wait_ms': expect.any(Number) });
     expect(admission['agent_runtime.admission.wait_ms']).toBeGreaterThanOrEqual(0);
+    // the run's own checks, in order: the agent, the input, the final output
+    const allow = (operation: string) => ({ 'agent_runtime.policy.operation': operation, 'agent_runtime.policy.outcome': 'allow', 'agent_runtime.policy.reason': 'allowed' });
+    expect(eventsNamed(root, 'agent_runtime.policy.decision')).toEqual([allow('agent_invocation'), allow('content'), allow('content')]);
 
     const chats = recorder.byOperation('chat');
     expect(chats.map((span) => span.name)).toEqual(['chat scripted', 'chat scripted']);
