@@ -20,17 +20,10 @@ interface ScrapeMetricConfig<L extends string> {
  * because one component is closed.
  */
 export function scrapeGauge<L extends string>(registry: Registry, config: ScrapeMetricConfig<L>): Gauge<L> {
-  const { read } = config;
   return new (promClient().Gauge<L>)({
-    name: config.name,
-    help: config.help,
-    labelNames: config.labelNames ?? [],
-    registers: [registry],
+    ...described(registry, config),
     collect() {
-      const samples = readSafely(read);
-      if (samples === undefined) return;
-      this.reset();
-      for (const [labels, value] of samples) this.set(labels, value);
+      refresh(this, config.read, (labels, value) => this.set(labels, value));
     },
   });
 }
@@ -40,19 +33,24 @@ export function scrapeGauge<L extends string>(registry: Registry, config: Scrape
  * sets it to the component's value, which prom-client's `Counter` allows only as reset + increment.
  */
 export function scrapeCounter<L extends string>(registry: Registry, config: ScrapeMetricConfig<L>): Counter<L> {
-  const { read } = config;
   return new (promClient().Counter<L>)({
-    name: config.name,
-    help: config.help,
-    labelNames: config.labelNames ?? [],
-    registers: [registry],
+    ...described(registry, config),
     collect() {
-      const samples = readSafely(read);
-      if (samples === undefined) return;
-      this.reset();
-      for (const [labels, value] of samples) this.inc(labels, value);
+      refresh(this, config.read, (labels, value) => this.inc(labels, value));
     },
   });
+}
+
+function described<L extends string>(registry: Registry, config: ScrapeMetricConfig<L>) {
+  return { name: config.name, help: config.help, labelNames: config.labelNames ?? [], registers: [registry] };
+}
+
+/** Replaces the metric's samples by what `read` gives now; keeps them when the read fails. */
+function refresh<L extends string>(metric: { reset(): void }, read: SampleReader<L>, write: (labels: Partial<Record<L, string>>, value: number) => void): void {
+  const samples = readSafely(read);
+  if (samples === undefined) return;
+  metric.reset();
+  for (const [labels, value] of samples) write(labels, value);
 }
 
 function readSafely<L extends string>(read: SampleReader<L>): Array<Sample<L>> | undefined {
