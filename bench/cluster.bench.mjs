@@ -694,7 +694,7 @@ async function main({ onServer, openServer, withDatabase }) {
   const { createAgentRuntimeDataSource, runAgentRuntimeMigrations, agentRuntimeDataSourceOptions } = require('../dist/src/database/data-source.factory.js');
   const lib = {
     ClusterInstance: require('../dist/src/cluster/cluster-instance.js').ClusterInstance,
-    ClusterAdmissionController: require('../dist/src/cluster/admission/cluster-admission-controller.js').ClusterAdmissionController,
+    ClusterAdmissionController: require('../dist/src/admission/cluster/cluster-admission-controller.js').ClusterAdmissionController,
     AdmissionController: require('../dist/src/admission/admission-controller.js').AdmissionController,
     poolOf: require('../dist/src/database/postgres-pool.js').poolOf,
   };
@@ -724,12 +724,12 @@ async function main({ onServer, openServer, withDatabase }) {
         NestFactory: require('@nestjs/core').NestFactory,
         TypeOrmModule: require('@nestjs/typeorm').TypeOrmModule,
         ClusterModule: require('../dist/src/cluster/cluster.module.js').ClusterModule,
-        RunsModule: require('../dist/src/runner/runs.module.js').RunsModule,
-        RUN_STORE: require('../dist/src/runner/runs.module.js').RUN_STORE,
-        RunRegistry: require('../dist/src/runner/run-registry.js').RunRegistry,
+        RunsModule: require('../dist/src/runner/runs/runs.module.js').RunsModule,
+        RUN_STORE: require('../dist/src/runner/runs/runs.module.js').RUN_STORE,
+        RunRegistry: require('../dist/src/runner/runs/run-registry.js').RunRegistry,
         Runner: require('../dist/src/runner/runner.js').Runner,
-        InMemorySessionService: require('../dist/src/runner/in-memory-session-service.js').InMemorySessionService,
-        ScriptedModel: require('../dist/src/runner/scripted-model.js').ScriptedModel,
+        InMemorySessionService: require('../dist/src/services/sessions/in-memory-session-service.js').InMemorySessionService,
+        ScriptedModel: require('../dist/src/runner/models/scripted-model.js').ScriptedModel,
       });
     }
   } catch (error) {

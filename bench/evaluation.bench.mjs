@@ -34,8 +34,8 @@ const { prepareEvalRequest } = require('../dist/src/evaluation/preparation/reque
 const { prewalkRequest } = require('../dist/src/evaluation/preparation/request-prewalk.js');
 const { LocalEvalExecutor } = require('../dist/src/evaluation/executor/local-eval-executor.js');
 const { Runner } = require('../dist/src/runner/runner.js');
-const { InMemorySessionService } = require('../dist/src/runner/in-memory-session-service.js');
-const { RunRegistry } = require('../dist/src/runner/run-registry.js');
+const { InMemorySessionService } = require('../dist/src/services/sessions/in-memory-session-service.js');
+const { RunRegistry } = require('../dist/src/runner/runs/run-registry.js');
 const { frozenJsonCopy, frozenJsonParse } = require('../dist/src/json/json-copy.js');
 const { TelemetryEvents } = require('../dist/src/telemetry/telemetry-events.js');
 

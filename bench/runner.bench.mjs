@@ -14,8 +14,8 @@ import { benchArgs } from './args.mjs';
 
 const require = createRequire(import.meta.url);
 const { Runner } = require('../dist/src/runner/runner.js');
-const { ScriptedModel } = require('../dist/src/runner/scripted-model.js');
-const { InMemorySessionService } = require('../dist/src/runner/in-memory-session-service.js');
+const { ScriptedModel } = require('../dist/src/runner/models/scripted-model.js');
+const { InMemorySessionService } = require('../dist/src/services/sessions/in-memory-session-service.js');
 const { AdmissionController } = require('../dist/src/admission/admission-controller.js');
 const { RuntimePolicy, screenCheck } = require('../dist/src/policy/runtime-policy.js');
 

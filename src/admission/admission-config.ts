@@ -1,7 +1,7 @@
-import { optionFailureDetails, readOptions, readOwnData, type OptionRules } from '../shared/option-reader';
-import { integerIn, oneOf } from '../shared/option-rules';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
-import { isValidId } from '../shared/id-rule';
+import { optionFailureDetails, readOptions, readOwnData, type OptionRules } from '../shared/options/option-reader';
+import { integerIn, oneOf } from '../shared/options/option-rules';
+import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
+import { isValidId } from '../shared/ids/id-rule';
 import { AdmissionError } from './admission.errors';
 
 /** What to do when no capacity is free: refuse at once, or wait in the bounded queue. */

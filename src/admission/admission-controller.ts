@@ -1,13 +1,13 @@
 import { addTimedWaiter, DrainWaiters, runUnderPermit } from './admission-waiters';
 import { admissionStatusRecord, decisionPayload, EffectQueue } from './admission-effects';
 import type { AdmissionService } from './admission-service';
-import { systemClock, type Clock } from '../shared/clock';
-import { DeadlineTimer } from '../shared/deadline-timer';
-import { handled, rejectedWith } from '../shared/handled-promise';
-import { randomId } from '../shared/random-id';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { DeadlineTimer } from '../shared/time/deadline-timer';
+import { handled, rejectedWith } from '../shared/async/handled-promise';
+import { randomId } from '../shared/ids/random-id';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 import { isDrainTimeoutMs, isTimeoutMs, resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry, type Waiter } from './admission-queue';
 import { deadlineAfterMs, parseRequestOptions, type AdmissionRequestOptions } from './admission-request';

@@ -1,6 +1,6 @@
 import type { HttpException } from '@nestjs/common';
-import { AgentRuntimeError } from '../shared/agent-runtime-error';
-import { httpErrorAnswer, httpErrorException, type HttpErrorTable } from '../shared/http-error-mapper';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import { httpErrorAnswer, httpErrorException, type HttpErrorTable } from '../http/http-error-mapper';
 import { AdmissionError, type AdmissionErrorCode } from './admission.errors';
 
 /** Body of an admission failure: `{status_code, error, code}`. */

@@ -1,5 +1,5 @@
-import { IndexedMinHeap, type HeapItem } from '../shared/indexed-min-heap';
-import { LinkedList, type ListNode } from '../shared/linked-list';
+import { IndexedMinHeap, type HeapItem } from '../shared/collections/indexed-min-heap';
+import { LinkedList, type ListNode } from '../shared/collections/linked-list';
 import type { IssuedPermit, Permit } from './permit';
 
 /** Where a request is in its lifecycle; `done` is terminal. */

@@ -1,5 +1,5 @@
-import { isAbortSignal } from '../shared/abort-signal';
-import { isPlainObject } from '../shared/plain-object';
+import { isAbortSignal } from '../shared/async/abort-signal';
+import { isPlainObject } from '../shared/options/plain-object';
 import type { OverflowMode, ResolvedAdmissionConfig } from './admission-config';
 import { isTimeoutMs } from './admission-config';
 import { AdmissionError } from './admission.errors';

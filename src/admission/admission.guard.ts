@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ServerResponse } from 'node:http';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 import type { AdmissionService } from './admission-service';
 import { admissionHttpException } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';

@@ -1,9 +1,9 @@
 import { DynamicModule, Global, Inject, Logger, Module } from '@nestjs/common';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { moduleBuilder, type ModuleAsyncOptions } from '../shared/module-builder';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import type { AdmissionConfig } from './admission-config';
-import { ClusterAdmissionController } from '../cluster/admission/cluster-admission-controller';
+import { ClusterAdmissionController } from './cluster/cluster-admission-controller';
 import type { AdmissionService } from './admission-service';
 import {
   clusterAdmissionProviders,

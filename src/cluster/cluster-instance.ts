@@ -5,9 +5,9 @@ import { advisoryLockKey, advisoryLockKeySql, InstanceLock, type ReconnectBackof
 import { classifyFailure, type PostgresFailure } from '../database/postgres-failure';
 import { poolOf, type PgPool } from '../database/postgres-pool';
 import { runStatement } from '../database/statement-runner';
-import { systemClock, type Clock } from '../shared/clock';
-import { isValidId } from '../shared/id-rule';
-import { randomId } from '../shared/random-id';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { isValidId } from '../shared/ids/id-rule';
+import { randomId } from '../shared/ids/random-id';
 import { ClusterError } from './cluster.errors';
 
 /** Namespace of the cluster instances' advisory locks. */

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Every code a {@link ClusterError} carries (spec 08 §2, §5). */
 export type ClusterErrorCode =

@@ -1,9 +1,9 @@
 import { DynamicModule, Global, Inject, Module, type Provider } from '@nestjs/common';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/module-builder';
-import { isNonEmptyString } from '../shared/option-rules';
-import { readOptions, optionFailureDetails } from '../shared/option-reader';
+import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { isNonEmptyString } from '../shared/options/option-rules';
+import { readOptions, optionFailureDetails } from '../shared/options/option-reader';
 import { ClusterInstance } from './cluster-instance';
 import { ClusterError } from './cluster.errors';
 import { ClusterHealthIndicator } from './cluster.health';

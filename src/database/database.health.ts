@@ -3,8 +3,8 @@ import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
 import { indicatorResult } from '../health/readiness-report';
-import { systemClock } from '../shared/clock';
-import { within } from '../shared/timeout';
+import { systemClock } from '../shared/time/clock';
+import { within } from '../shared/time/timeout';
 
 /**
  * Readiness of the database: `up` when `SELECT 1` answers within `timeoutMs`, `down` otherwise.

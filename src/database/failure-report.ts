@@ -1,5 +1,5 @@
 import { classifyFailure } from './postgres-failure';
-import { AgentRuntimeError } from '../shared/agent-runtime-error';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
 
 /** Controls and line separators that JSON.stringify leaves raw or that could end or colour a line. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;

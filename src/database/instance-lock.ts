@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../shared/clock';
-import { within } from '../shared/timeout';
+import type { Clock } from '../shared/time/clock';
+import { within } from '../shared/time/timeout';
 import type { DedicatedClient } from './postgres-pool';
 
 /** The part of a `pg.Client` the instance lock uses. */

@@ -1,7 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { systemClock, type Clock } from '../shared/clock';
-import { retry } from '../shared/retry';
-import { within } from '../shared/timeout';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { retry } from '../shared/time/retry';
+import { within } from '../shared/time/timeout';
 import { classifyFailure } from './postgres-failure';
 import { readSchemaCatalog, readSynchronousCommit, type CatalogQuery, type CatalogSnapshot } from './schema-catalog';
 import { compareMigrations, compareSettings, compareTable, type SchemaMismatch } from './schema-comparison';

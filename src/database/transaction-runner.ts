@@ -1,4 +1,4 @@
-import { AgentRuntimeError } from '../shared/agent-runtime-error';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
 import { classifyFailure } from './postgres-failure';
 import type { PgPool, StatementRows } from './postgres-pool';
 import { connectGuarded, type StatementFailureMapper } from './statement-runner';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '../shared/clock';
+import { systemClock, type Clock } from '../shared/time/clock';
 import { EvalServiceError } from './eval.errors';
 import type { EvalScope, EvalStore } from './eval.types';
 import { LocalEvalExecutor, type EvalRunnerRegistry } from './executor/local-eval-executor';

@@ -1,4 +1,4 @@
-import type { HttpErrorRule, HttpErrorTable } from '../shared/http-error-mapper';
+import type { HttpErrorRule, HttpErrorTable } from '../http/http-error-mapper';
 import type { EvalServiceErrorCode } from './eval.errors';
 
 const BAD_REQUEST: HttpErrorRule = { status: 400, details: ['keys', 'option', 'reason', 'limit', 'field'] };

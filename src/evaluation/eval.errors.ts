@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Every code an {@link EvalServiceError} carries (spec 05 §8, plus `eval_gate_*` of the regression gate). */
 export type EvalServiceErrorCode =

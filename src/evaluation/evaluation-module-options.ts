@@ -1,6 +1,6 @@
-import { isFunction } from '../shared/option-rules';
-import { isPlainObject } from '../shared/plain-object';
-import { readStrictOptions } from '../shared/strict-options';
+import { isFunction } from '../shared/options/option-rules';
+import { isPlainObject } from '../shared/options/plain-object';
+import { readStrictOptions } from '../shared/options/strict-options';
 import { EvalServiceError } from './eval.errors';
 import type { EvalScope, EvalStore } from './eval.types';
 import type { EvalServiceOptions } from './service/eval-service-options';

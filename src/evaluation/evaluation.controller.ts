@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpException, Inject, Param, Post, Put, Query, Req, UseFilters } from '@nestjs/common';
-import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
-import { httpErrorBody } from '../shared/http-error-mapper';
+import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
+import { httpErrorBody } from '../http/http-error-mapper';
 import { EvalServiceError } from './eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalResult, EvalScope, PublicEvalJob } from './eval.types';
 import type { EvalRegressionReport } from './executor/regression-report';

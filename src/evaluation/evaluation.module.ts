@@ -1,10 +1,10 @@
 import { DynamicModule, Global, Inject, Logger, Module, type OnModuleInit, type Provider } from '@nestjs/common';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { RunRegistry } from '../runner/run-registry';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/module-builder';
-import { isNonEmptyString } from '../shared/option-rules';
-import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter-injection';
+import { RunRegistry } from '../runner/runs/run-registry';
+import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { isNonEmptyString } from '../shared/options/option-rules';
+import { asTelemetrySink, optionalEventEmitter } from '../shared/nest/event-emitter.provider';
 import { EvalServiceError } from './eval.errors';
 import { EvaluationController } from './evaluation.controller';
 import { EvalServiceHealthIndicator } from './evaluation.health';

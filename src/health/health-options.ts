@@ -1,6 +1,6 @@
-import type { Clock } from '../shared/clock';
-import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
-import { integerIn } from '../shared/option-rules';
+import type { Clock } from '../shared/time/clock';
+import { optionFailureDetails, readOptions, type OptionRules } from '../shared/options/option-reader';
+import { integerIn } from '../shared/options/option-rules';
 import { AgentRuntimeHealthError } from './health.errors';
 import { DEFAULT_MINIMUM_STEP_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from './shutdown-coordinator';
 

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Every code an {@link AgentRuntimeHealthError} carries. */
 export type AgentRuntimeHealthErrorCode = 'invalid_health_options';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { systemClock, type Clock } from '../shared/clock';
-import { within } from '../shared/timeout';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { within } from '../shared/time/timeout';
 import { AGENT_RUNTIME_HEALTH_OPTIONS, type ResolvedHealthOptions } from './health-options';
 import { READINESS_COMPONENT, type ComponentHealthIndicator } from './readiness-indicator.decorator';
 import { componentStates, down, readinessReport, type ComponentHealth, type ReadinessReport } from './readiness-report';

@@ -1,6 +1,6 @@
-import { systemClock, type Clock } from '../shared/clock';
-import { logField } from '../shared/log-escape';
-import { within } from '../shared/timeout';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { logField } from '../shared/text/log-escape';
+import { within } from '../shared/time/timeout';
 
 /**
  * The written shutdown order (conventions, "Health and shutdown"): readiness goes down and admission

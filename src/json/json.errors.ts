@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Every code a {@link JsonError} carries (spec 02 §2). */
 export type JsonErrorCode = 'unsupported_json_term' | 'invalid_utf8' | 'invalid_measure_limit';

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { types } from 'node:util';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
+import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
 import { walkJson, type WorkMeter } from './json-walker';
 import { JsonError } from './json.errors';
 

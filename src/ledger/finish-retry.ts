@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../shared/clock';
-import { exponentialBackoff, retry } from '../shared/retry';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { exponentialBackoff, retry } from '../shared/time/retry';
 import type { InvocationLedger } from './invocation-ledger';
 import type { InvocationRecord, TerminalPhase } from './invocation-record';
 import { LedgerError } from './ledger.errors';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../shared/clock';
+import { systemClock, type Clock } from '../shared/time/clock';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { DEFAULT_RECONNECT_BACKOFF, type InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
 import { poolOf, type PgPool } from '../database/postgres-pool';
-import { within } from '../shared/timeout';
+import { within } from '../shared/time/timeout';
 import type {
   ClaimOptions,
   ExpiredOptions,

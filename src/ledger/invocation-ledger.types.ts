@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock';
+import type { Clock } from '../shared/time/clock';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
 import type { ReconnectBackoff } from '../database/instance-lock';
 

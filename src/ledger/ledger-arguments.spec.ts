@@ -1,4 +1,4 @@
-import { isValidId as isLedgerText } from '../shared/id-rule';
+import { isValidId as isLedgerText } from '../shared/ids/id-rule';
 import { callOptions, explicitNow, invocationId, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
 import { LedgerError } from './ledger.errors';
 

@@ -1,8 +1,8 @@
 import { canonicalJson, measure } from '../json';
 import { hasEscapedNul } from '../json/escaped-nul';
-import { isValidId } from '../shared/id-rule';
-import { readOwnData } from '../shared/option-reader';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
+import { isValidId } from '../shared/ids/id-rule';
+import { readOwnData } from '../shared/options/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
 import { MAX_LEASE_MS } from './ledger-options';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 

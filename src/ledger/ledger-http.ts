@@ -1,4 +1,4 @@
-import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorRule, type HttpErrorTable } from '../shared/http-error-mapper';
+import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorRule, type HttpErrorTable } from '../http/http-error-mapper';
 import { LedgerError, type LedgerErrorCode, type LedgerOperation } from './ledger.errors';
 
 const OUTAGE: HttpErrorRule = { status: 503, retryAfter: true };

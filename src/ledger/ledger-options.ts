@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isPostgresIdentifier } from '../database/table-spec';
-import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
-import { integerIn, isBoolean, isFunction } from '../shared/option-rules';
+import { optionFailureDetails, readOptions, type OptionRules } from '../shared/options/option-reader';
+import { integerIn, isBoolean, isFunction } from '../shared/options/option-rules';
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './ledger.schema';
 import { LedgerError } from './ledger.errors';
 import { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** The operations of an {@link InvocationLedger}, each with its own `invalid_<operation>_arguments` code. */
 export type LedgerOperation =

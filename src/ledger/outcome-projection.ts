@@ -1,4 +1,4 @@
-import { readOwnData } from '../shared/option-reader';
+import { readOwnData } from '../shared/options/option-reader';
 
 /** Projection of a `failed` or `cancelled` outcome before it is stored (option `sanitizeTerminalOutcome`). */
 export type SanitizeTerminalOutcome = (phase: 'failed' | 'cancelled', outcome: unknown) => unknown;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { canonicalJson } from '../json';
 import { buildDecision, canonicalRecordJson, type DecisionFacts } from './policy-decision';
-import { sha256Hex } from '../shared/sha256';
+import { sha256Hex } from '../shared/text/sha256';
 import type { PolicyOutcome } from './runtime-policy.types';
 import { POLICY_REASONS } from './testing/decision-fixtures';
 

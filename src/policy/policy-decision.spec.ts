@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../shared/clock';
-import { sha256Hex } from '../shared/sha256';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { sha256Hex } from '../shared/text/sha256';
 import { canonicalJson } from '../json';
 import { isPolicyDecision, summarizeDecision, verifyDecisionDigest } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';

@@ -1,10 +1,10 @@
-import { systemClock, type Clock } from '../shared/clock';
-import { readOwnData } from '../shared/option-reader';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
-import { sha256Hex } from '../shared/sha256';
-import { uuidV7 } from '../shared/uuid-v7';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { readOwnData } from '../shared/options/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
+import { sha256Hex } from '../shared/text/sha256';
+import { uuidV7 } from '../shared/ids/uuid-v7';
 import { canonicalJson } from '../json';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 import { isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { httpErrorAnswer, httpErrorBody, httpErrorException, type HttpErrorAnswer, type HttpErrorTable } from '../shared/http-error-mapper';
+import { httpErrorAnswer, httpErrorBody, httpErrorException, type HttpErrorAnswer, type HttpErrorTable } from '../http/http-error-mapper';
 import { summarizeDecision, type PolicyDecision } from './policy-decision';
 import { RuntimePolicyError, type RuntimePolicyErrorCode } from './runtime-policy.errors';
 

@@ -1,4 +1,4 @@
-import { isValidId, MAX_ID_BYTES } from '../shared/id-rule';
+import { isValidId, MAX_ID_BYTES } from '../shared/ids/id-rule';
 
 /** Longest agent, tool or content subject name, in UTF-8 bytes. */
 export const MAX_SUBJECT_BYTES = MAX_ID_BYTES;

@@ -1,6 +1,6 @@
-import type { Clock } from '../shared/clock';
-import { systemClock } from '../shared/clock';
-import { sha256Hex } from '../shared/sha256';
+import type { Clock } from '../shared/time/clock';
+import { systemClock } from '../shared/time/clock';
+import { sha256Hex } from '../shared/text/sha256';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError } from './runtime-policy.errors';

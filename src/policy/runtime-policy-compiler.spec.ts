@@ -1,5 +1,5 @@
-import { systemClock } from '../shared/clock';
-import { sha256Hex } from '../shared/sha256';
+import { systemClock } from '../shared/time/clock';
+import { sha256Hex } from '../shared/text/sha256';
 import { canonicalJson } from '../json';
 import { RuntimePolicy } from './runtime-policy';
 import { RuntimePolicyError, type RuntimePolicyErrorCode } from './runtime-policy.errors';

@@ -1,9 +1,9 @@
 import { types } from 'node:util';
-import { readOwnData } from '../shared/option-reader';
-import { isSafeIntegerAtLeast } from '../shared/plain-object';
-import { sha256Hex } from '../shared/sha256';
+import { readOwnData } from '../shared/options/option-reader';
+import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
+import { sha256Hex } from '../shared/text/sha256';
 import { canonicalJson } from '../json';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 import { isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
 import { RuntimePolicyError, type RuntimePolicyCompileErrorCode } from './runtime-policy.errors';
 import type { NormalizedRules, NormalizedSelector, RuntimePolicyDescription } from './runtime-policy.types';

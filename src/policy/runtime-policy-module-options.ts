@@ -1,5 +1,5 @@
-import { optionFailureDetails, readOptions, type OptionRules } from '../shared/option-reader';
-import { integerIn, isNonEmptyString, oneOf } from '../shared/option-rules';
+import { optionFailureDetails, readOptions, type OptionRules } from '../shared/options/option-reader';
+import { integerIn, isNonEmptyString, oneOf } from '../shared/options/option-rules';
 import { RuntimePolicy } from './runtime-policy';
 import type { RuntimePolicyModuleOptions } from './runtime-policy.constants';
 import { RuntimePolicyError } from './runtime-policy.errors';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Codes `RuntimePolicy.compile` raises, in the order it checks them (spec 02 §3). */
 export type RuntimePolicyCompileErrorCode =

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../shared/clock';
+import { systemClock, type Clock } from '../shared/time/clock';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import type { AdmissionDecisionEvent } from '../admission/admission.types';
-import { logField } from '../shared/log-escape';
+import { logField } from '../shared/text/log-escape';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 
 /** Logs every admission decision (the payload is content-free by construction). */

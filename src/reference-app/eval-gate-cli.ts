@@ -8,8 +8,8 @@ import { classifyFailure } from '../database/postgres-failure';
 import { runEvalGate } from '../evaluation/eval-gate';
 import { toleranceOf } from '../evaluation/evaluation-http-params';
 import { PostgresEvalStore } from '../evaluation/store/postgres-eval-store';
-import { RunRegistry } from '../runner/run-registry';
-import { AgentRuntimeError } from '../shared/agent-runtime-error';
+import { RunRegistry } from '../runner/runs/run-registry';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
 import { ReferenceAppModule } from './reference-app.module';
 import { REFERENCE_APP_NAME } from './reference-runners';
 

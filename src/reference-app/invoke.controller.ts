@@ -1,4 +1,4 @@
-import { requestValidationExceptionFactory } from '../shared/request-body-validation';
+import { requestValidationExceptionFactory } from '../http/request-body-validation';
 import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, Param, Post, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';
@@ -6,8 +6,8 @@ import { Admission, AdmissionPermit, AdmissionSignal } from '../admission/admiss
 import type { Permit } from '../admission/permit';
 import { finishWithRetry } from '../ledger/finish-retry';
 import { InvocationLedger } from '../ledger/invocation-ledger';
-import { systemClock } from '../shared/clock';
-import { sleep } from '../shared/timeout';
+import { systemClock } from '../shared/time/clock';
+import { sleep } from '../shared/time/timeout';
 
 /** Body of `POST /agents/:agent/invoke`. */
 export class InvokeRequest {

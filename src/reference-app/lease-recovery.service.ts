@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import { systemClock, type Clock } from '../shared/clock';
+import { systemClock, type Clock } from '../shared/time/clock';
 import { InvocationLedger } from '../ledger/invocation-ledger';
 import { LedgerError } from '../ledger/ledger.errors';
 

@@ -1,8 +1,8 @@
 import type { Agent, Tool } from '../runner/agent.types';
-import type { Model, ModelRequest, ModelResponse } from '../runner/model.types';
-import { OpenAICompatibleModel } from '../runner/openai-compatible-model';
-import { systemClock } from '../shared/clock';
-import { sleep } from '../shared/timeout';
+import type { Model, ModelRequest, ModelResponse } from '../runner/models/model.types';
+import { OpenAICompatibleModel } from '../runner/models/openai-compatible-model';
+import { systemClock } from '../shared/time/clock';
+import { sleep } from '../shared/time/timeout';
 
 /**
  * A deterministic stand-in for a language model: the next response is a function of the history

@@ -5,7 +5,7 @@ import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import { InvocationLedger } from '../ledger/invocation-ledger';
 import { AuditSink } from '../policy/audit-log/audit-sink';
 import { RuntimePolicy } from '../policy/runtime-policy';
-import { RunRegistry } from '../runner/run-registry';
+import { RunRegistry } from '../runner/runs/run-registry';
 import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-supervisor';
 import { TraceStore } from '../trace/trace-store';
 import { referenceRunnerBuilder } from './reference-runners';

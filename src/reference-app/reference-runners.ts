@@ -9,7 +9,7 @@ import { Runner } from '../runner/runner';
 import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-supervisor';
 import type { GenerationRunnerSpec } from '../services/bundle/service-generation';
 import { TraceStore } from '../trace/trace-store';
-import type { RunsModuleAsyncOptions } from '../runner/runs.module';
+import type { RunsModuleAsyncOptions } from '../runner/runs/runs.module';
 import { batchAgent, helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
 
 /** The app name the reference service stores its sessions under. */

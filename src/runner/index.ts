@@ -18,16 +18,16 @@ export {
 } from './agent.types';
 export type { Content, Part, Message } from './content.types';
 export type { JsonObject } from '../json/json.types';
-export type { Model, ModelRequest, ModelResponse, ModelToolCall, ModelUsage, HistoryEntry, ToolCall, ToolDeclaration } from './model.types';
+export type { Model, ModelRequest, ModelResponse, ModelToolCall, ModelUsage, HistoryEntry, ToolCall, ToolDeclaration } from './models/model.types';
 export type { SessionService, SessionRef, SessionRecord, SessionEvent, NewSessionEvent, SessionEventKind, ListEventsOptions, UpdateStateOptions } from './session.types';
-export { ScriptedModel, type ScriptedModelOptions, type ScriptedStep } from './scripted-model';
-export { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from './openai-compatible-model';
-export { InMemorySessionService, type InMemorySessionServiceOptions } from './in-memory-session-service';
-export { PostgresSessionService, type PostgresSessionServiceOptions } from './postgres-session-service';
-export { SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC } from './session.schema';
-export { RunRegistry } from './run-registry';
-export { HANDOVER_REASON } from './invocation-scope';
-export type { RunRegistryOptions } from './run-registry-options';
+export { ScriptedModel, type ScriptedModelOptions, type ScriptedStep } from './models/scripted-model';
+export { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from './models/openai-compatible-model';
+export { InMemorySessionService, type InMemorySessionServiceOptions } from '../services/sessions/in-memory-session-service';
+export { PostgresSessionService, type PostgresSessionServiceOptions } from '../services/sessions/postgres-session-service';
+export { SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC } from '../services/sessions/session.schema';
+export { RunRegistry } from './runs/run-registry';
+export { HANDOVER_REASON } from './invocation/invocation-scope';
+export type { RunRegistryOptions } from './runs/run-registry-options';
 export type {
   ConfirmationInput,
   RegistryRunner,
@@ -39,11 +39,11 @@ export type {
   RunStreamItem,
   StartRunRequest,
   SubscribeOptions,
-} from './run-registry.types';
-export type { RunSubscription } from './run-subscription';
-export { InMemoryRunStore } from './in-memory-run-store';
-export type { RunStore } from './run-store';
-export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs.module';
-export type { ResolveUserId, RunsModuleOptions } from './runs-module-options';
-export { RunsHealthIndicator } from './runs.health';
-export type { ToolArtifacts, ToolMemory } from './tool-services';
+} from './runs/run-registry.types';
+export type { RunSubscription } from './runs/run-subscription';
+export { InMemoryRunStore } from './runs/stores/in-memory-run-store';
+export type { RunStore } from './runs/stores/run-store';
+export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs/runs.module';
+export type { ResolveUserId, RunsModuleOptions } from './runs/runs-module-options';
+export { RunsHealthIndicator } from './runs/runs.health';
+export type { ToolArtifacts, ToolMemory } from './loop/tool-services';

@@ -1,6 +1,6 @@
 import { ADMISSION_HTTP_ERRORS } from '../admission/admission-http';
 import type { AdmissionErrorCode } from '../admission/admission.errors';
-import { httpErrorAnswer, httpErrorBody, type HttpErrorAnswer, type HttpErrorRule, type HttpErrorTable } from '../shared/http-error-mapper';
+import { httpErrorAnswer, httpErrorBody, type HttpErrorAnswer, type HttpErrorRule, type HttpErrorTable } from '../http/http-error-mapper';
 import { RunnerError, type RunnerErrorCode } from './runner.errors';
 
 const NOT_FOUND: HttpErrorRule = { status: 404 };

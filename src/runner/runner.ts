@@ -1,17 +1,17 @@
 import type { Agent } from './agent.types';
-import { discardInvocationContinuations } from './continuation-store';
-import { invocationStream } from './invocation-lifecycle';
-import { takeInvocationTurn } from './invocation-queue';
-import { resumeBody } from './invocation-resume';
-import { InvocationScope } from './invocation-scope';
-import { startBody } from './invocation-start';
-import { checkResumeInput, validateResumeRequest, validateRunRequest } from './invocation-request';
+import { discardInvocationContinuations } from './durable/continuation-store';
+import { invocationStream } from './invocation/invocation-lifecycle';
+import { takeInvocationTurn } from './invocation/invocation-queue';
+import { resumeBody } from './invocation/invocation-resume';
+import { InvocationScope } from './invocation/invocation-scope';
+import { startBody } from './invocation/invocation-start';
+import { checkResumeInput, validateResumeRequest, validateRunRequest } from './invocation/invocation-request';
 import { resolveRunnerOptions, type ResolvedRunnerOptions } from './runner-options';
 import { RunnerError } from './runner.errors';
 import type { ResumeRequest, RunnerOptions, RunRequest, RunResult, RunStream } from './runner.types';
 import type { SessionService } from './session.types';
 import { SESSION_ID_PATTERN } from './session.types';
-import { isValidId } from '../shared/id-rule';
+import { isValidId } from '../shared/ids/id-rule';
 
 /**
  * The package's agent loop with the ordering contract of spec 03 §6 around every model call, tool

@@ -7,7 +7,7 @@ import type { InvocationLedger } from '../ledger/invocation-ledger';
 import type { AuditSink } from '../policy/audit-log/audit-sink';
 import type { RuntimePolicy } from '../policy/runtime-policy';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
-import type { Clock } from '../shared/clock';
+import type { Clock } from '../shared/time/clock';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
 import type { TraceStoreBinding } from '../trace/trace-producer';
 import type { Agent, RunnerPlugin } from './agent.types';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /** Every code a {@link RuntimeServiceError} carries (spec 07 §7). */
 export type RuntimeServiceErrorCode =

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../json/canonical-json';
-import { readOwnData } from '../shared/option-reader';
-import { sha256Hex } from '../shared/sha256';
+import { readOwnData } from '../shared/options/option-reader';
+import { sha256Hex } from '../shared/text/sha256';
 import { RuntimeServiceError } from './runtime-service.errors';
 import type { ArtifactScope, MemoryScope } from './services.types';
 

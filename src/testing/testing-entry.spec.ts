@@ -1,5 +1,5 @@
 import { AdmissionController } from '../admission/admission-controller';
-import { ManualClock } from '.';
+import { ManualClock } from './';
 
 describe('the testing entry point', () => {
   it('drives a component as the README shows: a queued request fails when its deadline is advanced past', async () => {

@@ -1,5 +1,5 @@
-import { isPlainObject } from '../shared/plain-object';
-import { integerIn, oneOf } from '../shared/option-rules';
+import { isPlainObject } from '../shared/options/plain-object';
+import { integerIn, oneOf } from '../shared/options/option-rules';
 import type { TraceIdentityKey } from './trace.types';
 
 /** True when a (guarded, JSON) value may be kept under its key. */

@@ -1,4 +1,4 @@
-import type { HttpErrorTable } from '../shared/http-error-mapper';
+import type { HttpErrorTable } from '../http/http-error-mapper';
 import type { TraceStoreErrorCode } from './trace-store.errors';
 
 /** The gap record of `replay_gap` and `cursor_ahead` (spec 06 §5). */

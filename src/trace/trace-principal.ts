@@ -1,4 +1,4 @@
-import { sha256Hex } from '../shared/sha256';
+import { sha256Hex } from '../shared/text/sha256';
 import { TraceStoreError } from './trace-store.errors';
 
 /** Longest principal, in UTF-8 bytes (spec 06 §3). */

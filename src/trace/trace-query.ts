@@ -1,5 +1,5 @@
-import { readOptions, readOwnData } from '../shared/option-reader';
-import { integerIn } from '../shared/option-rules';
+import { readOptions, readOwnData } from '../shared/options/option-reader';
+import { integerIn } from '../shared/options/option-rules';
 import type { ResolvedTraceStoreOptions } from './trace-store-options';
 import { TraceStoreError } from './trace-store.errors';
 import type { TraceGapDetails, TracePage } from './trace-store.types';

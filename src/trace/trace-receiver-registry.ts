@@ -1,4 +1,4 @@
-import { LinkedList, type ListNode } from '../shared/linked-list';
+import { LinkedList, type ListNode } from '../shared/collections/linked-list';
 import type { TraceReceiver } from './trace-receiver';
 import type { PrincipalState } from './trace-state';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inspect, types } from 'node:util';
-import { isAbortSignal } from '../shared/abort-signal';
+import { isAbortSignal } from '../shared/async/abort-signal';
 import { canonicalJson, measure } from '../json';
 import { PendingAdmission } from './pending-admission';
 import { MAX_DELIVERY_BYTES } from './trace-store-options';

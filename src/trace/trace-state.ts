@@ -1,4 +1,4 @@
-import { LinkedList, type ListNode } from '../shared/linked-list';
+import { LinkedList, type ListNode } from '../shared/collections/linked-list';
 import { CursorIndex } from './cursor-index';
 import type { ReceiverEntry } from './trace-receiver-registry';
 import { ALL_STREAM_KEY } from './trace-stream-keys';

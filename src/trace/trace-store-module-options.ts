@@ -1,6 +1,6 @@
-import { optionFailureDetails, readOptions } from '../shared/option-reader';
-import { isBoolean, isFunction } from '../shared/option-rules';
-import { isPlainObject } from '../shared/plain-object';
+import { optionFailureDetails, readOptions } from '../shared/options/option-reader';
+import { isBoolean, isFunction } from '../shared/options/option-rules';
+import { isPlainObject } from '../shared/options/plain-object';
 import { TraceStoreError } from './trace-store.errors';
 import type { TraceStoreOptions } from './trace-store-options';
 

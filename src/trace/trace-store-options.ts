@@ -1,7 +1,7 @@
 import { types } from 'node:util';
-import { systemClock, type Clock } from '../shared/clock';
-import { readOptions, readOwnData } from '../shared/option-reader';
-import { integerIn, oneOf } from '../shared/option-rules';
+import { systemClock, type Clock } from '../shared/time/clock';
+import { readOptions, readOwnData } from '../shared/options/option-reader';
+import { integerIn, oneOf } from '../shared/options/option-rules';
 import { TraceStoreError } from './trace-store.errors';
 
 /** What an append does with parts the projection dropped (spec 06 §4 step 3). */

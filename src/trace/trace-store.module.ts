@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Inject, Module, Optional, type OnModuleDestroy, type Provider } from '@nestjs/common';
-import { moduleBuilder, type ModuleAsyncOptions } from '../shared/module-builder';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { TraceStore } from './trace-store';
 import { TRACE_STORE_MODULE_OPTIONS, resolveTraceStoreModuleOptions, type ResolvedTraceStoreModuleOptions, type TraceStoreModuleOptions } from './trace-store-module-options';
 import { TraceStoreError } from './trace-store.errors';

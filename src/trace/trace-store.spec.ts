@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { sha256Hex } from '../shared/sha256';
+import { sha256Hex } from '../shared/text/sha256';
 import { ManualClock } from '../testing/manual-clock';
 import { TraceStore } from './trace-store';
 import { TraceStoreError } from './trace-store.errors';

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { deepFreeze } from '../json';
-import type { Clock } from '../shared/clock';
+import type { Clock } from '../shared/time/clock';
 import { PendingAdmission } from './pending-admission';
 import { principalDigest } from './trace-principal';
 import { projectTraceEvent } from './trace-projection';

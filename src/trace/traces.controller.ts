@@ -1,6 +1,6 @@
 import { Controller, Get, HttpException, Inject, Optional, Query, Req, UseFilters } from '@nestjs/common';
-import { AgentRuntimeExceptionFilter } from '../agent-runtime-exception.filter';
-import { httpErrorBody } from '../shared/http-error-mapper';
+import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
+import { httpErrorBody } from '../http/http-error-mapper';
 import { traceQueryOf, type TraceQueryParams } from './trace-query-params';
 import { TraceStore } from './trace-store';
 import { TRACE_STORE_MODULE_OPTIONS, type ResolvedTraceStoreModuleOptions } from './trace-store-module-options';

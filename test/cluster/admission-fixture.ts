@@ -1,9 +1,9 @@
 import type { AdmissionConfig } from '../../src/admission/admission-config';
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
 import type { ReconnectBackoff } from '../../src/database/instance-lock';
-import { ClusterAdmissionController } from '../../src/cluster/admission/cluster-admission-controller';
+import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
 import { ClusterInstance } from '../../src/cluster/cluster-instance';
-import type { Clock } from '../../src/shared/clock';
+import type { Clock } from '../../src/shared/time/clock';
 import type { DatabaseHarness } from '../support/database-harness';
 
 /** How one test instance of the cluster is built. */

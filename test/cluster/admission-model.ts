@@ -37,7 +37,7 @@ import type { AdmissionService } from '../../src/admission/admission-service';
 import type { SubmitResult } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
 import { poolOf } from '../../src/database/postgres-pool';
-import type { Clock } from '../../src/shared/clock';
+import type { Clock } from '../../src/shared/time/clock';
 import type { ManualClock } from '../../src/testing/manual-clock';
 import type { DatabaseHarness } from '../support/database-harness';
 import { tick, type ClusterNode } from './admission-fixture';

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Admission } from '../../src/admission/admission.decorator';
 import { AdmissionModule } from '../../src/admission/admission.module';
 import { ADMISSION_SERVICE } from '../../src/admission/admission.constants';
-import { ClusterAdmissionController } from '../../src/cluster/admission/cluster-admission-controller';
+import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
 import { ClusterModule } from '../../src/cluster/cluster.module';
 import { agentRuntimeDataSourceOptions } from '../../src/database/data-source.factory';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';

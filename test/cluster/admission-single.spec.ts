@@ -1,7 +1,7 @@
 import type { AdmissionError } from '../../src/admission/admission.errors';
 import type { Permit } from '../../src/admission/permit';
 import type { SubmitResult } from '../../src/admission/admission.types';
-import { ClusterAdmissionController } from '../../src/cluster/admission/cluster-admission-controller';
+import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
 import { rejected } from '../../src/shared/testing/rejected';
 import { thrown } from '../../src/shared/testing/thrown';
 import { ManualClock } from '../../src/testing/manual-clock';

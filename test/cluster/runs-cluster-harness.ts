@@ -1,13 +1,13 @@
 import type { DataSource } from 'typeorm';
 import { ClusterInstance } from '../../src/cluster/cluster-instance';
-import { PostgresRunStore } from '../../src/cluster/runs/postgres-run-store';
+import { PostgresRunStore } from '../../src/runner/runs/stores/postgres/postgres-run-store';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import type { Agent, Tool } from '../../src/runner/agent.types';
-import { PostgresSessionService } from '../../src/runner/postgres-session-service';
+import { PostgresSessionService } from '../../src/services/sessions/postgres-session-service';
 import { Runner } from '../../src/runner/runner';
-import { RunRegistry } from '../../src/runner/run-registry';
-import type { RunRegistryOptions } from '../../src/runner/run-registry-options';
-import type { RunStreamItem } from '../../src/runner/run-registry.types';
+import { RunRegistry } from '../../src/runner/runs/run-registry';
+import type { RunRegistryOptions } from '../../src/runner/runs/run-registry-options';
+import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
 import type { DatabaseHarness } from '../support/database-harness';
 
 export const APP = 'cluster-runs';

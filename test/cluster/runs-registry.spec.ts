@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { ScriptedModel } from '../../src/runner/scripted-model';
-import type { RunStreamItem } from '../../src/runner/run-registry.types';
+import { ScriptedModel } from '../../src/runner/models/scripted-model';
+import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
 import { startTcpProxy } from '../support/tcp-proxy';

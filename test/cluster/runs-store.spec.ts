@@ -1,9 +1,9 @@
 import { ClusterInstance } from '../../src/cluster/cluster-instance';
-import { PostgresRunStore } from '../../src/cluster/runs/postgres-run-store';
-import type { PostgresRunStoreOptions } from '../../src/cluster/runs/postgres-run-store-options';
-import { InMemoryRunStore } from '../../src/runner/in-memory-run-store';
-import { randomId } from '../../src/shared/random-id';
-import { systemClock } from '../../src/shared/clock';
+import { PostgresRunStore } from '../../src/runner/runs/stores/postgres/postgres-run-store';
+import type { PostgresRunStoreOptions } from '../../src/runner/runs/stores/postgres/postgres-run-store-options';
+import { InMemoryRunStore } from '../../src/runner/runs/stores/in-memory-run-store';
+import { randomId } from '../../src/shared/ids/random-id';
+import { systemClock } from '../../src/shared/time/clock';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
 import { describeRunStoreContract, storedRun } from '../support/run-store-contract';

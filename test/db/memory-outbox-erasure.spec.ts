@@ -4,7 +4,7 @@ import { PostgresMemoryAdapter } from '../../src/services/memory/postgres-memory
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import type { PostgresMemoryOutbox } from '../../src/services/outbox/memory-outbox';
 import { epochBoundJobId } from '../../src/services/outbox/outbox-enqueue';
-import { sha256Hex } from '../../src/shared/sha256';
+import { sha256Hex } from '../../src/shared/text/sha256';
 import { seededRandom } from '../../src/shared/testing/seeded-random';
 import type { IngestionCount, MemoryScope } from '../../src/services/services.types';
 import { useHarness } from '../support/database-harness';

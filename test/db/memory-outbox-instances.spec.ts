@@ -2,7 +2,7 @@ import { OutboxContext } from '../../src/services/outbox/outbox-context';
 import { claimJobs, type ClaimCursor } from '../../src/services/outbox/outbox-claims';
 import { resolveMemoryOutboxOptions, type MemoryOutboxOptions } from '../../src/services/outbox/outbox-options';
 import { completeJob, failJob } from '../../src/services/outbox/outbox-settle';
-import { systemClock } from '../../src/shared/clock';
+import { systemClock } from '../../src/shared/time/clock';
 import type { DataSource } from 'typeorm';
 import { useHarness } from '../support/database-harness';
 import { hang, openOutboxHarness, RecordingTarget, sessionEvent, type OutboxHarness } from '../support/outbox-harness';

@@ -7,7 +7,7 @@ import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE, GENESIS_HASH } from '../../src/polic
 import type { PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicy } from '../../src/policy/runtime-policy';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
-import { sha256Hex } from '../../src/shared/sha256';
+import { sha256Hex } from '../../src/shared/text/sha256';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 
 const policy = RuntimePolicy.compile({ id: 'audit-test', agents: { allow: ['helper'] }, tools: { allow: ['search'], deny: ['shell'] } });

@@ -4,7 +4,7 @@ import { RuntimeArtifacts1764900000000 } from '../../migrations/1764900000000-ru
 import { validateSchema } from '../../src/database/schema-validator';
 import { ARTIFACT_TABLE_SPECS } from '../../src/services/artifacts/artifact.schema';
 import { PostgresArtifactAdapter } from '../../src/services/artifacts/postgres-artifact-adapter';
-import { randomId } from '../../src/shared/random-id';
+import { randomId } from '../../src/shared/ids/random-id';
 import { describeArtifactAdapterContract, expectArtifactCapabilities, SECRET, serviceError } from '../support/artifact-adapter-contract';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 

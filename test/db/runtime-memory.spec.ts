@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { RuntimeMemory1764900000001, runtimeMemoryDdl } from '../../migrations/1764900000001-runtime-memory';
 import { validateSchema } from '../../src/database/schema-validator';
 import type { TransactionClient } from '../../src/database/transaction-runner';
-import { randomId } from '../../src/shared/random-id';
+import { randomId } from '../../src/shared/ids/random-id';
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
 import { MEMORY_ENTRIES_TABLE, MEMORY_EPOCHS_TABLE, MEMORY_TABLE_SPECS } from '../../src/services/memory/memory.schema';
 import { POSTGRES_MEMORY_CAPABILITIES, PostgresMemoryAdapter, type PostgresMemoryAdapterDeps } from '../../src/services/memory/postgres-memory-adapter';

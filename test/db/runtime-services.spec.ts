@@ -1,5 +1,5 @@
 import type { Tool } from '../../src/runner/agent.types';
-import type { Model, ModelRequest, ModelResponse } from '../../src/runner/model.types';
+import type { Model, ModelRequest, ModelResponse } from '../../src/runner/models/model.types';
 import { poolOf } from '../../src/database/postgres-pool';
 import { Runner } from '../../src/runner/runner';
 import { createRuntimeServices } from '../../src/services/bundle/runtime-services-factory';

@@ -13,7 +13,7 @@ import {
   type SchemaReport,
   type TableSpec,
 } from '../../src/database';
-import { AgentRuntimeError, type ErrorDetails } from '../../src/shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../../src/shared/errors/agent-runtime-error';
 import { fingerprintFunction } from '../../src/database/trigger-comparison';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 

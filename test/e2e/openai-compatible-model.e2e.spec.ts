@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import type { ModelRequest } from '../../src/runner/model.types';
-import { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from '../../src/runner/openai-compatible-model';
+import type { ModelRequest } from '../../src/runner/models/model.types';
+import { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from '../../src/runner/models/openai-compatible-model';
 import { RunnerError } from '../../src/runner/runner.errors';
 
 const KEY_CANARY = 'sk-canary-key-5f1d0c';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
-import { systemClock } from '../../src/shared/clock';
+import { systemClock } from '../../src/shared/time/clock';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import { LedgerError } from '../../src/ledger/ledger.errors';
 import { LEASE_RECOVERY_SETTINGS, type LeaseRecoverySettings } from '../../src/reference-app/lease-recovery.service';

@@ -3,7 +3,7 @@ import { canonicalJson } from '../../src/json/canonical-json';
 import { EvalServiceError } from '../../src/evaluation/eval.errors';
 import { resolvePreparationOptions, type PreparationOptions } from '../../src/evaluation/preparation/preparation-options';
 import { RequestPreparationPool, type RequestPreparationPoolDeps } from '../../src/evaluation/preparation/request-preparation-pool';
-import { sha256Hex } from '../../src/shared/sha256';
+import { sha256Hex } from '../../src/shared/text/sha256';
 import { ManualClock } from '../../src/testing/manual-clock';
 import { deepMetadataRequest, escapeHeavyRequest, metricsFloodRequest, nearLimitRequest, oversizedRequest, validSubmitRequest } from '../support/eval-requests';
 import { rejected } from '../../src/shared/testing/rejected';

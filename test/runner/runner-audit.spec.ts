@@ -1,6 +1,6 @@
 import { verifyDecisionDigest } from '../../src/policy/policy-decision';
 import type { PolicyDecision } from '../../src/policy/runtime-policy.types';
-import { InMemorySessionService } from '../../src/runner/in-memory-session-service';
+import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
 import type { NewSessionEvent, SessionRef } from '../../src/runner/session.types';
 import { countingTool, decisionOf, drain, expectError, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, USER } from './runner-harness';
 

@@ -6,12 +6,12 @@ import { RuntimePolicy } from '../../src/policy/runtime-policy';
 import type { RuntimePolicySpec } from '../../src/policy/runtime-policy-compiler';
 import type { Agent, Tool, Toolset } from '../../src/runner/agent.types';
 import type { JsonObject, JsonValue } from '../../src/runner/content.types';
-import { InMemorySessionService } from '../../src/runner/in-memory-session-service';
-import type { ModelRequest } from '../../src/runner/model.types';
+import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
+import type { ModelRequest } from '../../src/runner/models/model.types';
 import { Runner } from '../../src/runner/runner';
 import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
 import type { RunnerOptions, RunResult, RunStream } from '../../src/runner/runner.types';
-import { ScriptedModel, type ScriptedStep } from '../../src/runner/scripted-model';
+import { ScriptedModel, type ScriptedStep } from '../../src/runner/models/scripted-model';
 import type { NewSessionEvent, SessionEvent, SessionRef } from '../../src/runner/session.types';
 
 export const APP = 'runner-tests';

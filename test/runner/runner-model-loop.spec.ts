@@ -1,6 +1,6 @@
 import { AdmissionController } from '../../src/admission/admission-controller';
 import { RunnerError } from '../../src/runner/runner.errors';
-import type { ScriptedStep } from '../../src/runner/scripted-model';
+import type { ScriptedStep } from '../../src/runner/models/scripted-model';
 import {
   AGENT,
   canary,

@@ -1,6 +1,6 @@
 import { AdmissionController } from '../../src/admission/admission-controller';
 import { RuntimePolicy } from '../../src/policy/runtime-policy';
-import { InMemorySessionService } from '../../src/runner/in-memory-session-service';
+import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
 import { Runner } from '../../src/runner/runner';
 import { RunnerError } from '../../src/runner/runner.errors';
 import type { RunnerOptions } from '../../src/runner/runner.types';

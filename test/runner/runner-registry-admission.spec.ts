@@ -1,6 +1,6 @@
 import { AdmissionController } from '../../src/admission/admission-controller';
-import { RunRegistry } from '../../src/runner/run-registry';
-import type { RunStreamItem } from '../../src/runner/run-registry.types';
+import { RunRegistry } from '../../src/runner/runs/run-registry';
+import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
 import { countingTool, makeRunner, scriptedAgent } from './runner-harness';
 
 async function terminalOf(registry: RunRegistry, runId: string): Promise<RunStreamItem> {

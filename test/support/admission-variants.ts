@@ -3,12 +3,12 @@ import { AdmissionController } from '../../src/admission/admission-controller';
 import type { AdmissionConfig } from '../../src/admission/admission-config';
 import type { AdmissionService } from '../../src/admission/admission-service';
 import type { AdmissionStatus } from '../../src/admission/admission.types';
-import { ClusterAdmissionController } from '../../src/cluster/admission/cluster-admission-controller';
-import type { ClusterAdmissionStatus } from '../../src/cluster/admission/cluster-admission.types';
+import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
+import type { ClusterAdmissionStatus } from '../../src/admission/cluster/cluster-admission.types';
 import { ClusterInstance } from '../../src/cluster/cluster-instance';
 import { poolOf } from '../../src/database/postgres-pool';
-import type { Clock } from '../../src/shared/clock';
-import { randomId } from '../../src/shared/random-id';
+import type { Clock } from '../../src/shared/time/clock';
+import { randomId } from '../../src/shared/ids/random-id';
 import type { TelemetrySink } from '../../src/telemetry/telemetry-sink';
 import { openDatabaseHarness, type DatabaseHarness } from './database-harness';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { RuntimeServiceError, type RuntimeServiceErrorCode } from '../../src/services/runtime-service.errors';
 import type { ArtifactAdapter } from '../../src/services/artifacts/artifact-adapter.types';
 import type { ArtifactScope, ComponentCapabilities } from '../../src/services/services.types';
-import { randomId } from '../../src/shared/random-id';
+import { randomId } from '../../src/shared/ids/random-id';
 import { ManualClock } from '../../src/testing/manual-clock';
 
 /** Builds the adapter under test with `adapterConfig` on `clock` (its `wallNow()` gives `created_at_ms`). */

@@ -4,8 +4,8 @@ import type { EvalJobOptions, EvalMetric, EvalResult, EvalSet, PreparedEvalReque
 import type { PostgresEvalStoreOptions } from '../../src/evaluation/store/eval-store-options';
 import { PostgresEvalStore, type PostgresEvalStoreDeps } from '../../src/evaluation/store/postgres-eval-store';
 import { canonicalJson, deepFreeze, type JsonObject } from '../../src/json';
-import { systemClock, type Clock } from '../../src/shared/clock';
-import { sha256Hex } from '../../src/shared/sha256';
+import { systemClock, type Clock } from '../../src/shared/time/clock';
+import { sha256Hex } from '../../src/shared/text/sha256';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from './database-harness';
 import type { FreshDatabaseOptions } from './fresh-database';
 

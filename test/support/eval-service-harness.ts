@@ -5,9 +5,9 @@ import { EvalService, type EvalServiceDeps } from '../../src/evaluation/service/
 import type { EvalServiceOptions } from '../../src/evaluation/service/eval-service-options';
 import { PostgresEvalStore } from '../../src/evaluation/store/postgres-eval-store';
 import type { Agent, Tool } from '../../src/runner/agent.types';
-import { InMemorySessionService } from '../../src/runner/in-memory-session-service';
-import type { Model, ModelRequest, ModelResponse } from '../../src/runner/model.types';
-import { RunRegistry } from '../../src/runner/run-registry';
+import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
+import type { Model, ModelRequest, ModelResponse } from '../../src/runner/models/model.types';
+import { RunRegistry } from '../../src/runner/runs/run-registry';
 import { Runner } from '../../src/runner/runner';
 import { openDatabaseHarness, type DatabaseHarness } from './database-harness';
 import type { FreshDatabase } from './fresh-database';

@@ -7,7 +7,7 @@ import { PostgresMemoryOutbox, type MemoryOutboxDependencies } from '../../src/s
 import type { MemoryOutboxOptions } from '../../src/services/outbox/outbox-options';
 import { scopeUsageKey } from '../../src/services/outbox/outbox-usage';
 import { MEMORY_OUTBOX_JOB_EVENT, type OutboxDeliveryTarget, type OutboxJobTelemetry } from '../../src/services/outbox/outbox.types';
-import { randomId } from '../../src/shared/random-id';
+import { randomId } from '../../src/shared/ids/random-id';
 import { openDatabaseHarness, type DatabaseHarness } from './database-harness';
 
 /** Fast defaults for tests: a short poll, everything else as the spec says unless a test changes it. */

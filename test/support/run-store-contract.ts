@@ -1,6 +1,6 @@
-import { randomId } from '../../src/shared/random-id';
-import type { RunStreamItem } from '../../src/runner/run-registry.types';
-import type { NewRunStreamItem, RunStore, StoredRun } from '../../src/runner/run-store';
+import { randomId } from '../../src/shared/ids/random-id';
+import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
+import type { NewRunStreamItem, RunStore, StoredRun } from '../../src/runner/runs/stores/run-store';
 import { eventually } from './eventually';
 
 /** A store under test, and how to empty it between tests (a shared database). */

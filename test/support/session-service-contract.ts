@@ -1,4 +1,4 @@
-import { randomId } from '../../src/shared/random-id';
+import { randomId } from '../../src/shared/ids/random-id';
 import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
 import { SESSION_ID_PATTERN, type NewSessionEvent, type SessionRef, type SessionService } from '../../src/runner/session.types';
 import { ManualClock } from '../../src/testing/manual-clock';

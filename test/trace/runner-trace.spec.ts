@@ -1,7 +1,7 @@
-import { InMemorySessionService } from '../../src/runner/in-memory-session-service';
-import { RunRegistry } from '../../src/runner/run-registry';
+import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
+import { RunRegistry } from '../../src/runner/runs/run-registry';
 import { Runner } from '../../src/runner/runner';
-import { ScriptedModel, type ScriptedStep } from '../../src/runner/scripted-model';
+import { ScriptedModel, type ScriptedStep } from '../../src/runner/models/scripted-model';
 import type { RunnerOptions } from '../../src/runner/runner.types';
 import { ManualClock } from '../../src/testing';
 import { TraceStore } from '../../src/trace/trace-store';

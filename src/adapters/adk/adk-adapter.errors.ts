@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../../shared/errors/agent-runtime-error';
 
 /**
  * Every code an {@link AdkAdapterError} carries: problems with the `@google/adk` peer itself.

@@ -5,7 +5,7 @@ import type { RuntimePolicySpec } from '../../policy/runtime-policy-compiler';
 import { RunnerError } from '../../runner/runner.errors';
 import { hasMethods, resolveAdmission, resolvePolicy, type ResolvedAdmission } from '../../runner/runner-options';
 import type { RunnerAdmissionOptions, RunnerLogger } from '../../runner/runner.types';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import type { BaseAgent, BasePlugin, BaseSessionService } from './adk.types';
 import { isObject } from './adk-guard-options';
 import type { AdkModule } from './adk-peer';

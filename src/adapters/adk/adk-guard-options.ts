@@ -4,7 +4,7 @@ import type { RuntimePolicy } from '../../policy/runtime-policy';
 import type { RuntimePolicySpec } from '../../policy/runtime-policy-compiler';
 import { RunnerError } from '../../runner/runner.errors';
 import { hasMethods, resolvePolicy } from '../../runner/runner-options';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import type { BasePlugin } from './adk.types';
 import { AdkPolicyGuard } from './adk-policy-guard';
 

@@ -1,4 +1,4 @@
-import { linksOf, runChain, type HookName } from '../../runner/hook-chain';
+import { linksOf, runChain, type HookName } from '../../runner/loop/hook-chain';
 import type { RunnerError } from '../../runner/runner.errors';
 import type { BasePlugin } from './adk.types';
 import { failed, type AdkInvocation } from './adk-invocation';

@@ -1,4 +1,4 @@
-import { AUDIT_EVENT_TEXT } from '../../runner/event-recorder';
+import { AUDIT_EVENT_TEXT } from '../../runner/loop/event-recorder';
 import { RunnerError } from '../../runner/runner.errors';
 import type { AuditSink } from '../../policy/audit-log/audit-sink';
 import { screenCheck, type RuntimePolicy, type ScreenedCheck } from '../../policy/runtime-policy';

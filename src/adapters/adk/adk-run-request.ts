@@ -1,10 +1,10 @@
 import type { RunConfig } from '@google/adk';
 import { RunnerError } from '../../runner/runner.errors';
 import { SESSION_ID_PATTERN } from '../../runner/session.types';
-import { isAbortSignal } from '../../shared/abort-signal';
-import { isValidId } from '../../shared/id-rule';
-import { readOptions, readOwnData } from '../../shared/option-reader';
-import { isPlainObject } from '../../shared/plain-object';
+import { isAbortSignal } from '../../shared/async/abort-signal';
+import { isValidId } from '../../shared/ids/id-rule';
+import { readOptions, readOwnData } from '../../shared/options/option-reader';
+import { isPlainObject } from '../../shared/options/plain-object';
 import type { AdkContent } from './adk.types';
 
 /**

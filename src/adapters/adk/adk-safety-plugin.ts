@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../json/canonical-json';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
-import { denialError, denialRecord } from '../../runner/event-recorder';
+import { denialError, denialRecord } from '../../runner/loop/event-recorder';
 import { RunnerError } from '../../runner/runner.errors';
 import type { AdkContent, AdkEvent, BaseAgent, BasePlugin, BaseTool, Context, InvocationContext, LlmRequest, LlmResponse, Session } from './adk.types';
 import { resolveGuardOptions, sharedPartsOf, type AdkGuardOptions } from './adk-guard-options';

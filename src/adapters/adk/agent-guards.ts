@@ -1,5 +1,5 @@
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
-import { denialRecord } from '../../runner/event-recorder';
+import { denialRecord } from '../../runner/loop/event-recorder';
 import { RunnerError } from '../../runner/runner.errors';
 import type { AdkContent, BaseAgent, Context } from './adk.types';
 import { resolveGuardOptions, sharedPartsOf, type AdkGuardOptions } from './adk-guard-options';

@@ -1,4 +1,4 @@
-import { denialError } from '../../runner/event-recorder';
+import { denialError } from '../../runner/loop/event-recorder';
 import { RunnerError } from '../../runner/runner.errors';
 import type { BaseSessionService } from './adk.types';
 import { hasMethods } from '../../runner/runner-options';

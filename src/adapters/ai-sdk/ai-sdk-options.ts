@@ -3,8 +3,8 @@ import { isValidSubject } from '../../policy/policy-name';
 import { RuntimePolicy } from '../../policy/runtime-policy';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import { RunnerError } from '../../runner/runner.errors';
-import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/option-reader';
-import { isFunction } from '../../shared/option-rules';
+import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
+import { isFunction } from '../../shared/options/option-rules';
 import { PolicyGuard } from './policy-guard';
 
 /** Options of `guardTools` (and the base of the middleware's options). */

@@ -1,5 +1,5 @@
-import { denialRecord } from '../../runner/event-recorder';
-import { readOwnData } from '../../shared/option-reader';
+import { denialRecord } from '../../runner/loop/event-recorder';
+import { readOwnData } from '../../shared/options/option-reader';
 import { resolveGuardToolsOptions, type GuardToolsOptions } from './ai-sdk-options';
 import type { ToolSet } from './ai-sdk.types';
 import type { PolicyGuard } from './policy-guard';

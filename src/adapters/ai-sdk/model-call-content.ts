@@ -1,4 +1,4 @@
-import { isPlainObject } from '../../shared/plain-object';
+import { isPlainObject } from '../../shared/options/plain-object';
 
 /**
  * The input the agent check measures: the text parts of the prompt's user messages, joined by `\n`

@@ -1,5 +1,5 @@
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
-import { denialError } from '../../runner/event-recorder';
+import { denialError } from '../../runner/loop/event-recorder';
 import { resolveMiddlewareOptions, type RuntimeSafetyMiddlewareOptions } from './ai-sdk-options';
 import type { LanguageModelMiddleware, ModelCallParams, ModelStreamPart, ModelStreamResult } from './ai-sdk.types';
 import { responseTextOf, userTextOf } from './model-call-content';

@@ -1,4 +1,4 @@
-import { denialError } from '../../runner/event-recorder';
+import { denialError } from '../../runner/loop/event-recorder';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import type { ModelStreamPart } from './ai-sdk.types';
 import type { PolicyGuard } from './policy-guard';

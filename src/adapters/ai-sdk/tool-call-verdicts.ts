@@ -1,6 +1,6 @@
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
-import { handled } from '../../shared/handled-promise';
-import { readOwnData } from '../../shared/option-reader';
+import { handled } from '../../shared/async/handled-promise';
+import { readOwnData } from '../../shared/options/option-reader';
 import type { PolicyGuard } from './policy-guard';
 
 /** The policy's answer to one tool call, and the audit write of a denial. */

@@ -1,5 +1,5 @@
-import { denialRecord } from '../../runner/event-recorder';
-import { isPlainObject } from '../../shared/plain-object';
+import { denialRecord } from '../../runner/loop/event-recorder';
+import { isPlainObject } from '../../shared/options/plain-object';
 import type { PolicyGuard } from './policy-guard';
 
 /** What a tool result becomes once checked: the result itself, or the denial record in its place. */

@@ -1,7 +1,7 @@
 import { types } from 'node:util';
 import { isValidSubject } from '../../policy/policy-name';
 import { RunnerError } from '../../runner/runner.errors';
-import { isPlainObject } from '../../shared/plain-object';
+import { isPlainObject } from '../../shared/options/plain-object';
 
 /** Why a tool of the set was refused (`details.reason`). */
 export type ToolRefusal = 'invalid_tool_name' | 'invalid_tool' | 'missing_execute';

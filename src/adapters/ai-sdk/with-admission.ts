@@ -2,7 +2,7 @@ import type { AdmissionRequestOptions } from '../../admission/admission-request'
 import type { AdmissionService } from '../../admission/admission-service';
 import { runUnderPermit } from '../../admission/admission-waiters';
 import { AdmissionError } from '../../admission/admission.errors';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 
 /** What `withAdmission` needs of a controller: `AdmissionController` and `ClusterAdmissionController` both fit. */
 export type AdmissionControllerLike = Pick<AdmissionService, 'acquire' | 'release'>;

@@ -3,8 +3,8 @@ import type { Content, Message } from '../../runner/content.types';
 import { RunnerError } from '../../runner/runner.errors';
 import type { RunRequest, RunResult, RunStream } from '../../runner/runner.types';
 import type { SessionEvent, SessionService } from '../../runner/session.types';
-import type { Clock } from '../../shared/clock';
-import { timeoutSignal } from '../../shared/timeout-signal';
+import type { Clock } from '../../shared/time/clock';
+import { timeoutSignal } from '../../shared/time/timeout-signal';
 import type { TrajectoryCall } from './tool-trajectory';
 
 /** The user every evaluation run is made as (spec 05 §7). */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { InMemorySessionService } from '../../runner/in-memory-session-service';
-import type { Model, ModelRequest, ModelResponse } from '../../runner/model.types';
-import { RunRegistry } from '../../runner/run-registry';
+import { InMemorySessionService } from '../../services/sessions/in-memory-session-service';
+import type { Model, ModelRequest, ModelResponse } from '../../runner/models/model.types';
+import { RunRegistry } from '../../runner/runs/run-registry';
 import { Runner } from '../../runner/runner';
 import type { SessionRef } from '../../runner/session.types';
-import { untilAborted } from '../../shared/abortable';
+import { untilAborted } from '../../shared/async/abortable';
 import { ManualClock } from '../../testing/manual-clock';
 import type { EvalCase, EvalExecution, EvalMetric, EvalResult, EvalTaskOutcome } from '../eval.types';
 import { EVAL_USER_ID } from './case-run';

@@ -1,5 +1,5 @@
 import { RunnerError } from '../../runner/runner.errors';
-import { systemClock, type Clock } from '../../shared/clock';
+import { systemClock, type Clock } from '../../shared/time/clock';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalCaseResult, EvalExecution, EvalExecutor, EvalTaskOutcome } from '../eval.types';
 import { runEvalCase, type EvalRunner } from './case-run';

@@ -1,6 +1,6 @@
 import { deepFreeze } from '../../json';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
-import { isPlainObject } from '../../shared/plain-object';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
+import { isPlainObject } from '../../shared/options/plain-object';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalCaseResult, EvalMetricResult, EvalResult } from '../eval.types';
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { integerIn } from '../../shared/option-rules';
-import { readStrictOptions } from '../../shared/strict-options';
+import { integerIn } from '../../shared/options/option-rules';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
 
 /** Options of the request preparation pool, the service's `preparation` option (spec 05 §1, §4.2). Unknown keys are refused. */

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
 import { frozenJsonParse } from '../../json/json-copy';
-import type { ErrorDetails } from '../../shared/agent-runtime-error';
-import { systemClock, type Clock } from '../../shared/clock';
+import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
+import { systemClock, type Clock } from '../../shared/time/clock';
 import { EvalServiceError } from '../eval.errors';
 import type { PreparedEvalRequest } from '../eval.types';
 import type { ResolvedPreparationOptions } from './preparation-options';

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../json/canonical-json';
-import { sha256Hex } from '../../shared/sha256';
+import { sha256Hex } from '../../shared/text/sha256';
 import { countNodes, escapeHeavyRequest, nearLimitRequest, validSubmitRequest, type SubmitRequest } from '../../../test/support/eval-requests';
 import type { PreparedEvalRequest } from '../eval.types';
 import { prepareEvalRequest, type PreparationOutcome } from './request-preparation';

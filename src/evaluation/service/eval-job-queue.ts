@@ -1,4 +1,4 @@
-import { LinkedList, type ListNode } from '../../shared/linked-list';
+import { LinkedList, type ListNode } from '../../shared/collections/linked-list';
 import type { EvalExecution, EvalJobRecord } from '../eval.types';
 
 /** A job waiting for an active slot. */

@@ -1,5 +1,5 @@
 import type { DedicatedClient } from '../../database/postgres-pool';
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalIdentitySource, EvalStore, EvalStoreIdentity } from '../eval.types';
 import { OwnershipLock, ownershipLockKey } from './ownership-lock';

@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../json/json.types';
-import { readOwnData } from '../../shared/option-reader';
-import { integerIn, oneOf } from '../../shared/option-rules';
-import { readStrictOptions } from '../../shared/strict-options';
+import { readOwnData } from '../../shared/options/option-reader';
+import { integerIn, oneOf } from '../../shared/options/option-rules';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalExecutor } from '../eval.types';
 import { resolvePreparationOptions, type PreparationOptions, type ResolvedPreparationOptions } from '../preparation/preparation-options';

@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import type { JsonValue } from '../../json/json.types';
-import { systemClock, type Clock } from '../../shared/clock';
-import { readStrictOptions } from '../../shared/strict-options';
-import { within } from '../../shared/timeout';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { readStrictOptions } from '../../shared/options/strict-options';
+import { within } from '../../shared/time/timeout';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { TelemetryEvents } from '../../telemetry/telemetry-events';
 import { EvalServiceError } from '../eval.errors';

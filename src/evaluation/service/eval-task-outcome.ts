@@ -1,4 +1,4 @@
-import { readOwnData } from '../../shared/option-reader';
+import { readOwnData } from '../../shared/options/option-reader';
 import type { EvalPhase, EvalResult, EvalTransitionFields } from '../eval.types';
 
 /** How an executor's promise settled. */

@@ -1,8 +1,8 @@
 import { frozenJsonCopy } from '../../json/json-copy';
 import type { JsonValue } from '../../json/json.types';
-import type { Clock } from '../../shared/clock';
-import { retry } from '../../shared/retry';
-import { sleep } from '../../shared/timeout';
+import type { Clock } from '../../shared/time/clock';
+import { retry } from '../../shared/time/retry';
+import { sleep } from '../../shared/time/timeout';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalExecution, EvalExecutor, EvalJobRecord, EvalPhase, EvalScope, EvalStore, EvalTransitionFields, PublicEvalJob } from '../eval.types';
 import { EvalJobQueue } from './eval-job-queue';

@@ -1,7 +1,7 @@
 import { advisoryLockKey } from '../../database/instance-lock';
 import type { DedicatedClient } from '../../database/postgres-pool';
-import type { Clock } from '../../shared/clock';
-import { within } from '../../shared/timeout';
+import type { Clock } from '../../shared/time/clock';
+import { within } from '../../shared/time/timeout';
 
 /** Namespace of the ownership lock keys: SHA-256 over `agent_runtime.eval_store:` + the identity's canonical JSON. */
 const LOCK_NAMESPACE = 'agent_runtime.eval_store';

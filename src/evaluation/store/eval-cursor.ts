@@ -1,4 +1,4 @@
-import { decodeKeysetCursor, encodeKeysetCursor, type KeysetCursorPart } from '../../shared/keyset-cursor';
+import { decodeKeysetCursor, encodeKeysetCursor, type KeysetCursorPart } from '../../json/keyset-cursor';
 import { EvalServiceError } from '../eval.errors';
 
 /** One element of a cursor's key. */

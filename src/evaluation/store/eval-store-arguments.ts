@@ -1,9 +1,9 @@
 import { canonicalJson } from '../../json/canonical-json';
 import { hasEscapedNul } from '../../json/escaped-nul';
 import { measure } from '../../json/measure';
-import type { OptionRules } from '../../shared/option-reader';
-import { integerIn, isBoolean } from '../../shared/option-rules';
-import { readStrictOptions } from '../../shared/strict-options';
+import type { OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean } from '../../shared/options/option-rules';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
 import { TERMINAL_EVAL_PHASES, type EvalPhase, type EvalPruneOptions } from '../eval.types';
 import { EVAL_JOB_ID } from '../eval-scope';

@@ -1,4 +1,4 @@
-import { readOwnData } from '../../shared/option-reader';
+import { readOwnData } from '../../shared/options/option-reader';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalScope } from '../eval.types';
 import { checkEvalScope } from '../eval-scope';

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf, type PgPool } from '../../database/postgres-pool';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import { EvalServiceError } from '../eval.errors';
 import type { ResolvedEvalStoreOptions } from './eval-store-options';
 import { evalStoreStatements, type EvalStoreStatements } from './eval-store-sql';

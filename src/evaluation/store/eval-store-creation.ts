@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hasEscapedNul } from '../../json/escaped-nul';
-import { isSafeIntegerAtLeast, isPlainObject } from '../../shared/plain-object';
+import { isSafeIntegerAtLeast, isPlainObject } from '../../shared/options/plain-object';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalJobRecord, EvalScope, PreparedEvalRequest } from '../eval.types';
 import { checkEvalScope } from '../eval-scope';

@@ -1,7 +1,7 @@
 import { isPostgresIdentifier } from '../../database/table-spec';
-import type { OptionRules } from '../../shared/option-reader';
-import { integerIn, isBoolean } from '../../shared/option-rules';
-import { readStrictOptions } from '../../shared/strict-options';
+import type { OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean } from '../../shared/options/option-rules';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
 import { DEFAULT_EVAL_TABLE_PREFIX, isEvalTablePrefix } from './eval-store.schema';
 

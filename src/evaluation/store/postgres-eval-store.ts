@@ -4,8 +4,8 @@ import { classifyFailure } from '../../database/postgres-failure';
 import type { DedicatedClient } from '../../database/postgres-pool';
 import { assertSchema } from '../../database/schema-validator';
 import { SchemaValidatorError } from '../../database/schema-validator.errors';
-import { systemClock, type Clock } from '../../shared/clock';
-import { retry } from '../../shared/retry';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { retry } from '../../shared/time/retry';
 import { EvalServiceError } from '../eval.errors';
 import type {
   EvalBaselineRecord,

@@ -1,6 +1,6 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
-import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared/option-rules';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
+import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared/options/option-rules';
 import { ConsoleError } from './console.errors';
 
 /** Options of `ConsoleModule.forRoot`. */

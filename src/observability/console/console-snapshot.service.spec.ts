@@ -1,9 +1,9 @@
 import type { ModuleRef } from '@nestjs/core';
 import { AdmissionController } from '../../admission/admission-controller';
-import { InMemoryRunStore } from '../../runner/in-memory-run-store';
-import { RunRegistry } from '../../runner/run-registry';
+import { InMemoryRunStore } from '../../runner/runs/stores/in-memory-run-store';
+import { RunRegistry } from '../../runner/runs/run-registry';
 import type { SessionEvent } from '../../runner/session.types';
-import { RegistryRunnerDouble } from '../../runner/testing/registry-runner-double';
+import { RegistryRunnerDouble } from '../../runner/runs/testing/registry-runner-double';
 import { rejected } from '../../shared/testing/rejected';
 import { resolveConsoleOptions } from './console-options';
 import { ConsoleSnapshotService } from './console-snapshot.service';

@@ -1,5 +1,5 @@
 import type { AdmissionStatus } from '../../admission/admission.types';
-import type { RunStatus } from '../../runner/run-registry.types';
+import type { RunStatus } from '../../runner/runs/run-registry.types';
 
 /** One agent's admission counts. */
 export interface ConsoleAgentAdmission {

@@ -1,5 +1,5 @@
 import type { MessageEvent } from '@nestjs/common';
-import { systemClock } from '../../shared/clock';
+import { systemClock } from '../../shared/time/clock';
 import { snapshotEvents } from './console-stream';
 import type { ConsoleSnapshot } from './console-snapshot.types';
 

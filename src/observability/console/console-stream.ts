@@ -1,8 +1,8 @@
 import type { MessageEvent } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import type { Clock } from '../../shared/clock';
-import { sleep } from '../../shared/timeout';
-import { SSE_HEARTBEAT_MS } from '../../runner/run-events-sse';
+import type { Clock } from '../../shared/time/clock';
+import { sleep } from '../../shared/time/timeout';
+import { SSE_HEARTBEAT_MS } from '../../runner/runs/run-events-sse';
 import type { ConsoleSnapshot } from './console-snapshot.types';
 
 /** Settings of {@link snapshotEvents}. */

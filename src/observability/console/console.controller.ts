@@ -1,10 +1,10 @@
 import { Get, Header, Inject, type MessageEvent, Optional, Req, Sse, UseFilters } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { AgentRuntimeExceptionFilter } from '../../agent-runtime-exception.filter';
+import { AgentRuntimeExceptionFilter } from '../../http/agent-runtime-exception.filter';
 import type { AuditChainReport } from '../../policy/audit-log/audit-chain-verification';
 import { AuditChainVerifier } from '../../policy/audit-log/audit-chain-verifier';
 import { RuntimePolicyError } from '../../policy/runtime-policy.errors';
-import { systemClock } from '../../shared/clock';
+import { systemClock } from '../../shared/time/clock';
 import { consolePage, type ConsolePageBases } from './assets/console-page';
 import { CONSOLE_SCRIPT } from './assets/console-script';
 import { CONSOLE_STYLE } from './assets/console-style';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../../shared/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../../shared/errors/agent-runtime-error';
 
 /**
  * Every code a {@link ConsoleError} carries: `invalid_console_options` (`{field}` or `{fields}`) for

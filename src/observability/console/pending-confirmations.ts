@@ -1,5 +1,5 @@
-import type { RunStatusRecord } from '../../runner/run-registry.types';
-import type { RunStore } from '../../runner/run-store';
+import type { RunStatusRecord } from '../../runner/runs/run-registry.types';
+import type { RunStore } from '../../runner/runs/stores/run-store';
 import type { ConsoleConfirmation } from './console-snapshot.types';
 
 /**

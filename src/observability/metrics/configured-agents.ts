@@ -1,6 +1,6 @@
 import { resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionConfig } from '../../admission/admission-config';
 import type { RuntimePolicy } from '../../policy/runtime-policy';
-import { isValidId } from '../../shared/id-rule';
+import { isValidId } from '../../shared/ids/id-rule';
 
 /** Where the agent ids that keep their own label value come from. */
 export interface ConfiguredAgentSources {

@@ -1,8 +1,8 @@
 import { types } from 'node:util';
 import type { Registry } from 'prom-client';
-import { isValidId } from '../../shared/id-rule';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
-import { isBoolean } from '../../shared/option-rules';
+import { isValidId } from '../../shared/ids/id-rule';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
+import { isBoolean } from '../../shared/options/option-rules';
 import { MetricsError } from './metrics.errors';
 
 /** Injection token of the resolved `MetricsModule` options. */

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { AdmissionService } from '../../admission/admission-service';
 import type { AdmissionStatus } from '../../admission/admission.types';
 import type { EvalCapabilities } from '../../evaluation/service/eval-service';
-import type { RunRegistryStatus } from '../../runner/run-registry.types';
+import type { RunRegistryStatus } from '../../runner/runs/run-registry.types';
 import type { TraceStoreStatus } from '../../trace/trace-store.types';
 import { OTHER_LABEL_VALUE, type LabelFold } from './label-fold';
 import { scrapeCounter, scrapeGauge, type Sample } from './scrape-metric';

@@ -2,8 +2,8 @@ import type { Attributes, Context, Span, SpanKind, Tracer } from '@opentelemetry
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { JsonValue } from '../../runner/content.types';
 import { RunnerError } from '../../runner/runner.errors';
-import type { ToolCallOutcome } from '../../runner/tool-call-step';
-import type { ErrorDetails } from '../../shared/agent-runtime-error';
+import type { ToolCallOutcome } from '../../runner/loop/tool-call-step';
+import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { GenAiAttributes as G, GenAiOperations, RuntimeAttributes as R } from './gen-ai-attributes';
 import type { OtelApi } from './otel-api-loader';
 import { NO_RUN_SPANS, type AdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from './run-spans';

@@ -1,7 +1,7 @@
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { JsonValue } from '../../runner/content.types';
-import type { ToolCallOutcome } from '../../runner/tool-call-step';
-import type { ErrorDetails } from '../../shared/agent-runtime-error';
+import type { ToolCallOutcome } from '../../runner/loop/tool-call-step';
+import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 
 /** How admission ended for an invocation. */
 export type AdmissionOutcome = 'admitted' | 'rejected' | 'aborted';

@@ -1,6 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import { RunnerError } from '../../runner/runner.errors';
-import { readOptions } from '../../shared/option-reader';
+import { readOptions } from '../../shared/options/option-reader';
 import { TRACER_NAME } from './gen-ai-attributes';
 import { loadOtelApi, type OtelApiLoader } from './otel-api-loader';
 import { OtelRunTracer } from './otel-run-spans';

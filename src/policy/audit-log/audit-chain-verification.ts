@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../../shared/clock';
-import { isSafeIntegerAtLeast } from '../../shared/plain-object';
-import { sha256Hex } from '../../shared/sha256';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
+import { sha256Hex } from '../../shared/text/sha256';
 import { canonicalJson } from '../../json';
 import { readSchemaCatalog } from '../../database/schema-catalog';
 import { compareTriggers } from '../../database/trigger-comparison';

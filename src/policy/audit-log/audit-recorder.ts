@@ -2,8 +2,8 @@ import type { AuditSink } from './audit-sink';
 import type { AuditDecisions } from '../runtime-policy.constants';
 import type { PolicyDecision } from '../policy-decision';
 import { RuntimePolicyError } from '../runtime-policy.errors';
-import { systemClock, type Clock } from '../../shared/clock';
-import { within } from '../../shared/timeout';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { within } from '../../shared/time/timeout';
 
 /**
  * Sends the decisions `auditDecisions` selects (every denial; allows too with `'all'`) to the sink,

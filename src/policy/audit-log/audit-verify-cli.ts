@@ -1,7 +1,7 @@
 import { createAgentRuntimeDataSource } from '../../database/data-source.factory';
 import { openProjectDatabase } from '../../database/embedded-postgres';
 import { classifyFailure } from '../../database/postgres-failure';
-import { AgentRuntimeError } from '../../shared/agent-runtime-error';
+import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 import { assertAuditLogSchema } from './audit-log.schema';
 import { verifyAuditChain } from './audit-chain-verification';
 

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../../shared/clock';
+import { systemClock, type Clock } from '../../shared/time/clock';
 import { classifyFailure } from '../../database/postgres-failure';
 import type { AuditSink } from './audit-sink';
 import { canonicalJson } from '../../json';

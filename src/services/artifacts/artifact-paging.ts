@@ -1,6 +1,6 @@
-import { decodeKeysetCursor, encodeKeysetCursor } from '../../shared/keyset-cursor';
-import { readOptions } from '../../shared/option-reader';
-import { isSafeIntegerAtLeast } from '../../shared/plain-object';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../../json/keyset-cursor';
+import { readOptions } from '../../shared/options/option-reader';
+import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ArtifactPagingConfig } from './artifact-adapter-config';
 import { invalidArtifact, isArtifactFilename } from './artifact-request';

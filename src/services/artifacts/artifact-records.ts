@@ -1,4 +1,4 @@
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import type { CheckedSave } from './artifact-request';
 import { deepFreeze } from '../../json/json-copy';
 import type { JsonObject } from '../../json/json.types';

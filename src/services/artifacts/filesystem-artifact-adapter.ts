@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import { AdapterGate } from '../adapter-gate';
 import { isAbsolute, join } from 'node:path';
-import { systemClock, type Clock } from '../../shared/clock';
-import { randomId } from '../../shared/random-id';
-import { compareUtf8 } from '../../shared/utf8-order';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { randomId } from '../../shared/ids/random-id';
+import { compareUtf8 } from '../../shared/text/utf8-order';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope, scopeKey } from '../service-scope';
 import type { AdapterCallOptions, ArtifactFileRequest, ArtifactRecord, ArtifactScope, ArtifactVersionInfo, PageRequest, SaveArtifactRequest } from '../services.types';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { canonicalJson } from '../../json/canonical-json';
 import type { JsonObject } from '../../json/json.types';
-import { isPlainObject, isSafeIntegerAtLeast } from '../../shared/plain-object';
-import { randomId } from '../../shared/random-id';
-import { sha256Hex } from '../../shared/sha256';
+import { isPlainObject, isSafeIntegerAtLeast } from '../../shared/options/plain-object';
+import { randomId } from '../../shared/ids/random-id';
+import { sha256Hex } from '../../shared/text/sha256';
 import type { ArtifactVersionInfo } from '../services.types';
 import { isArtifactFilename, isStorableText, MAX_MIME_TYPE_BYTES } from './artifact-request';
 import { versionInfo } from './artifact-records';

@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from '../../shared/clock';
-import { compareUtf8 } from '../../shared/utf8-order';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { compareUtf8 } from '../../shared/text/utf8-order';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope, scopeKey } from '../service-scope';
 import type { AdapterCallOptions, ArtifactFileRequest, ArtifactRecord, ArtifactScope, ArtifactVersionInfo, PageRequest, SaveArtifactRequest } from '../services.types';

@@ -1,10 +1,10 @@
 import type { DataSource } from 'typeorm';
 import type { TableSpec } from '../../database/table-spec';
-import { PostgresSessionService } from '../../runner/postgres-session-service';
-import { InMemorySessionService } from '../../runner/in-memory-session-service';
-import { SESSION_EVENT_TABLE_SPEC, SESSION_TABLE_SPEC } from '../../runner/session.schema';
+import { PostgresSessionService } from '../sessions/postgres-session-service';
+import { InMemorySessionService } from '../sessions/in-memory-session-service';
+import { SESSION_EVENT_TABLE_SPEC, SESSION_TABLE_SPEC } from '../sessions/session.schema';
 import type { SessionEvent, SessionService } from '../../runner/session.types';
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import type { ArtifactAdapter } from '../artifacts/artifact-adapter.types';
 import { ARTIFACT_TABLE_SPECS } from '../artifacts/artifact.schema';

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
-import type { Clock } from '../../shared/clock';
-import { within } from '../../shared/timeout';
+import type { Clock } from '../../shared/time/clock';
+import { within } from '../../shared/time/timeout';
 import type { OutboxComponent } from './generation-components';
 
 /** How long a probe step may take before the dependency counts as unavailable (spec 07 §5). */

@@ -1,4 +1,4 @@
-import { InMemorySessionService } from '../../runner/in-memory-session-service';
+import { InMemorySessionService } from '../sessions/in-memory-session-service';
 import type { ReadonlyContext } from '../../runner/agent.types';
 import { memoryIngestionPlugin } from './memory-ingestion-plugin';
 

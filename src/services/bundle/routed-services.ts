@@ -1,4 +1,4 @@
-import { readOwnData } from '../../shared/option-reader';
+import { readOwnData } from '../../shared/options/option-reader';
 import type { ScopeRouter } from '../router/scope-router';
 import type { ArtifactAdapter } from '../artifacts/artifact-adapter.types';
 import type { MemoryAdapter } from '../memory/memory-adapter.types';

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
-import { InMemorySessionService } from '../../runner/in-memory-session-service';
+import { InMemorySessionService } from '../sessions/in-memory-session-service';
 import type { SessionService } from '../../runner/session.types';
-import { systemClock, type Clock } from '../../shared/clock';
+import { systemClock, type Clock } from '../../shared/time/clock';
 import type { CompiledServiceProfile, RuntimeServiceProfile } from '../profile/service-profile';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { GenerationRunnerSpec, GenerationServices, ServiceGeneration } from './service-generation';

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { compileServiceProfile } from '../profile/service-profile';
 import { buildGenerationComponents } from './generation-components';

@@ -4,7 +4,7 @@ import { assertSchema } from '../../database/schema-validator';
 import type { TableSpec } from '../../database/table-spec';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
-import { systemClock, type Clock } from '../../shared/clock';
+import { systemClock, type Clock } from '../../shared/time/clock';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ArtifactService, ComponentCapabilities, MemoryService } from '../services.types';

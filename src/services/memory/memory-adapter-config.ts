@@ -1,5 +1,5 @@
-import { integerIn } from '../../shared/option-rules';
-import { readStrictOptions } from '../../shared/strict-options';
+import { integerIn } from '../../shared/options/option-rules';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { RuntimeServiceError } from '../runtime-service.errors';
 
 const KIB = 1024;

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../json/canonical-json';
-import { sha256Hex } from '../../shared/sha256';
+import { sha256Hex } from '../../shared/text/sha256';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { resolveMemoryAdapterConfig } from './memory-adapter-config';
 import { memoryEntriesOf, memoryEntryId } from './memory-entries';

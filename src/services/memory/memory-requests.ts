@@ -1,7 +1,7 @@
-import { isAbortSignal } from '../../shared/abort-signal';
-import type { ErrorDetails } from '../../shared/agent-runtime-error';
-import { readOwnData } from '../../shared/option-reader';
-import { isSafeIntegerAtLeast } from '../../shared/plain-object';
+import { isAbortSignal } from '../../shared/async/abort-signal';
+import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
+import { readOwnData } from '../../shared/options/option-reader';
+import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkMemoryScope, isScopePart } from '../service-scope';
 import type { AdapterCallOptions, MemoryScope } from '../services.types';

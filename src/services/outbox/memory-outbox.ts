@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { TransactionClient } from '../../database/transaction-runner';
-import { systemClock, type Clock } from '../../shared/clock';
-import { sleep } from '../../shared/timeout';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { sleep } from '../../shared/time/timeout';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { MemoryScope } from '../services.types';

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf, type PgPool } from '../../database/postgres-pool';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { OutboxJobPhase } from './outbox.schema';

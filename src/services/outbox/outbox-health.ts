@@ -1,5 +1,5 @@
 import type { TransactionClient } from '../../database/transaction-runner';
-import { within } from '../../shared/timeout';
+import { within } from '../../shared/time/timeout';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { rowNumber, type OutboxContext } from './outbox-context';
 import type { OutboxHealthRecord } from './outbox.types';

@@ -1,7 +1,7 @@
-import type { OptionRules } from '../../shared/option-reader';
-import { integerIn, isBoolean } from '../../shared/option-rules';
-import { isPlainObject } from '../../shared/plain-object';
-import { readStrictOptions } from '../../shared/strict-options';
+import type { OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean } from '../../shared/options/option-rules';
+import { isPlainObject } from '../../shared/options/plain-object';
+import { readStrictOptions } from '../../shared/options/strict-options';
 import { RuntimeServiceError } from '../runtime-service.errors';
 
 /** Options of the processor loop. */

@@ -1,5 +1,5 @@
-import { handled } from '../../shared/handled-promise';
-import { timeoutSignal } from '../../shared/timeout-signal';
+import { handled } from '../../shared/async/handled-promise';
+import { timeoutSignal } from '../../shared/time/timeout-signal';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { IngestionCount } from '../services.types';
 import { claimJobs, failExhausted, leasedEvents, type ClaimCursor, type ClaimedJob } from './outbox-claims';

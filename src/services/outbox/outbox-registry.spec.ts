@@ -1,4 +1,4 @@
-import { systemClock } from '../../shared/clock';
+import { systemClock } from '../../shared/time/clock';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { OutboxRegistry } from './outbox-registry';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../shared/clock';
+import type { Clock } from '../../shared/time/clock';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { OUTBOX_ADAPTER_ID } from './outbox-enqueue';
 import type { OutboxDeliveryTarget } from './outbox.types';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError } from '../../shared/agent-runtime-error';
+import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 
 /**
  * The pause before the next attempt after failed attempt `attempts` (1-based, spec 07 §6.4):

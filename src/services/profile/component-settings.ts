@@ -1,5 +1,5 @@
-import { readOwnData } from '../../shared/option-reader';
-import { integerIn } from '../../shared/option-rules';
+import { readOwnData } from '../../shared/options/option-reader';
+import { integerIn } from '../../shared/options/option-rules';
 import { RuntimeServiceError } from '../runtime-service.errors';
 
 /** A component of the bundle that has a router. */

@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path';
-import { integerIn } from '../../shared/option-rules';
-import { readOwnData } from '../../shared/option-reader';
+import { integerIn } from '../../shared/options/option-rules';
+import { readOwnData } from '../../shared/options/option-reader';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { resolveArtifactAdapterConfig, type ArtifactAdapterKind } from '../artifacts/artifact-adapter-config';
 import { resolveMemoryAdapterConfig } from '../memory/memory-adapter-config';

@@ -1,6 +1,6 @@
-import type { Clock } from '../../shared/clock';
-import { DeadlineTimer } from '../../shared/deadline-timer';
-import { handled } from '../../shared/handled-promise';
+import type { Clock } from '../../shared/time/clock';
+import { DeadlineTimer } from '../../shared/time/deadline-timer';
+import { handled } from '../../shared/async/handled-promise';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ScopeCreation } from './scope-creation';
 import type { LeaseRecord } from './scope-lease';

@@ -1,7 +1,7 @@
-import { isAbortSignal } from '../../shared/abort-signal';
-import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/clock';
-import { optionFailureDetails, readOptions } from '../../shared/option-reader';
-import { integerIn } from '../../shared/option-rules';
+import { isAbortSignal } from '../../shared/async/abort-signal';
+import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/time/clock';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
+import { integerIn } from '../../shared/options/option-rules';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { AdapterCallOptions, ComponentCapabilities } from '../services.types';
 

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
-import type { Clock } from '../../shared/clock';
-import { handled, rejectedWith } from '../../shared/handled-promise';
+import type { Clock } from '../../shared/time/clock';
+import { handled, rejectedWith } from '../../shared/async/handled-promise';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ServiceCallOptions } from '../services.types';
 import { ColdRoutes } from './cold-route';

@@ -1,4 +1,4 @@
-import { LinkedList, type ListNode } from '../../shared/linked-list';
+import { LinkedList, type ListNode } from '../../shared/collections/linked-list';
 import type { AdapterCallOptions } from '../services.types';
 import type { RouterCall } from './router-call';
 import type { LeaseRecord } from './scope-lease';

@@ -1,4 +1,4 @@
-import { LinkedList } from '../../shared/linked-list';
+import { LinkedList } from '../../shared/collections/linked-list';
 import { ScopeCreation } from './scope-creation';
 import { ScopeWorker } from './scope-worker';
 

@@ -1,6 +1,6 @@
 import { REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, Runner, type Event, type InvocationContext } from '@google/adk';
 import { verifyDecisionDigest } from '../../../src/policy/policy-decision';
-import { AUDIT_EVENT_TEXT, denialRecord } from '../../../src/runner/event-recorder';
+import { AUDIT_EVENT_TEXT, denialRecord } from '../../../src/runner/loop/event-recorder';
 import { AdkSafetyPlugin } from '../../../src/adapters/adk/adk-safety-plugin';
 import { ADK_SAFETY_PLUGIN_NAME } from '../../../src/adapters/adk/adk-plugin-chain';
 import {

@@ -1,5 +1,5 @@
 import { AgentTool, InMemorySessionService, Runner } from '@google/adk';
-import { denialRecord } from '../../../src/runner/event-recorder';
+import { denialRecord } from '../../../src/runner/loop/event-recorder';
 import { installAgentGuards } from '../../../src/adapters/adk/agent-guards';
 import { APP, auditEvents, calls, decisionOf, drain, makeFacade, message, Observers, responses, ROOT, scriptedAgent, storedEvents, text, USER } from './adk-harness';
 

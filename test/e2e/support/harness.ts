@@ -13,7 +13,7 @@ import { AdmissionModule } from '../../../src/admission/admission.module';
 import { AdmissionHealthIndicator } from '../../../src/admission/admission.health';
 import type { ClusterAdmissionModuleOptions } from '../../../src/admission/admission-service.providers';
 import type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus } from '../../../src/admission/admission.types';
-import { ClusterAdmissionController } from '../../../src/cluster/admission/cluster-admission-controller';
+import { ClusterAdmissionController } from '../../../src/admission/cluster/cluster-admission-controller';
 import { ClusterModule } from '../../../src/cluster/cluster.module';
 import { agentRuntimeDataSourceOptions } from '../../../src/database/data-source.factory';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';

@@ -1,0 +1,131 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { ADMISSION_HTTP_ERRORS } from '../admission/admission-http';
+import { EVAL_HTTP_ERRORS } from '../evaluation/eval-http';
+import { EvalServiceError } from '../evaluation/eval.errors';
+import { AdmissionError } from '../admission/admission.errors';
+import { LEDGER_HTTP_ERRORS } from '../ledger/ledger-http';
+import { LedgerError } from '../ledger/ledger.errors';
+import { POLICY_HTTP_ERRORS } from '../policy/policy-http';
+import { RuntimePolicyError } from '../policy/runtime-policy.errors';
+import { runnerHttpAnswer } from '../runner/runner-http';
+import { RunnerError } from '../runner/runner.errors';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import { TRACE_HTTP_ERRORS } from '../trace/trace-http';
+import { TraceStoreError } from '../trace/trace-store.errors';
+import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorTable } from './http-error-mapper';
+import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './http-failure-answers';
+import { HTTP_REQUEST_ERRORS, HttpRequestError } from './http-request.errors';
+import { logField } from '../shared/text/log-escape';
+
+type ErrorClass = abstract new (...args: never[]) => AgentRuntimeError<string>;
+/** A module's table, or its function where a code's answer depends on its details. */
+type ErrorAnswers = HttpErrorTable<string> | ((error: AgentRuntimeError<string>) => HttpErrorAnswer | undefined);
+
+/** Each module's error class and its table of HTTP answers: the one place they meet. */
+const TABLES: ReadonlyArray<readonly [ErrorClass, ErrorAnswers]> = [
+  [LedgerError, LEDGER_HTTP_ERRORS],
+  [RuntimePolicyError, POLICY_HTTP_ERRORS],
+  [AdmissionError, ADMISSION_HTTP_ERRORS],
+  [HttpRequestError, HTTP_REQUEST_ERRORS],
+  [RunnerError, runnerHttpAnswer],
+  [TraceStoreError, TRACE_HTTP_ERRORS],
+  [EvalServiceError, EVAL_HTTP_ERRORS],
+];
+
+const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;
+
+interface HttpRequestLike {
+  method?: unknown;
+  route?: { path?: unknown };
+  routeOptions?: { url?: unknown };
+}
+
+/**
+ * Answers every exception of an HTTP request in the package's shape `{status_code, error, code,
+ * details?}` and never with what the client sent:
+ * - an error of this package by its module's table (`Retry-After: 1` where the table says so);
+ * - an `HttpException` already in that shape, or with an application's own body object, as it is;
+ *   one with Nest's default body (`{statusCode, message}`) by its status, without the message;
+ * - `ValidationPipe`'s errors as 400 `invalid_request_body`, body-parser's (invalid JSON,
+ *   unsupported charset or encoding, too large, too deep) as 400/413/415 with a code;
+ * - anything else as 500 `internal_error`.
+ *
+ * Each 5xx it decides is logged as one line without a stack or message: status, code, the error's
+ * details (which never hold input), the route pattern. Body-parser failures reach it too, through
+ * Nest's error handler on Express.
+ *
+ * @example
+ * providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }]
+ */
+@Catch()
+export class AgentRuntimeExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('AgentRuntimeHttp');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    const http = host.switchToHttp();
+    const request = http.getRequest<HttpRequestLike>();
+    const response = http.getResponse<object>();
+    const answer = this.answer(exception, request);
+    const adapter = this.adapterHost.httpAdapter;
+    if (adapter.isHeadersSent(response)) {
+      adapter.end(response);
+      return;
+    }
+    if (answer.retryAfter) adapter.setHeader(response, 'Retry-After', '1');
+    adapter.reply(response, answer.body, answer.status);
+  }
+
+  private answer(exception: unknown, request: HttpRequestLike): { status: number; retryAfter: boolean; body: unknown } {
+    if (exception instanceof HttpException) return httpExceptionAnswer(exception, request);
+    const ours = AgentRuntimeError.isAgentRuntimeError(exception);
+    const mapped = ours ? mapPackageError(exception) : bodyParserAnswer(exception);
+    const answer = mapped ?? INTERNAL_ERROR_ANSWER;
+    if (answer.status >= 500) {
+      const facts = (mapped ? '' : errorFields(exception)) + (ours ? detailFields(exception) : '');
+      this.logFailure(answer, facts, request);
+    }
+    return answer;
+  }
+
+  private logFailure(answer: HttpErrorAnswer, facts: string, request: HttpRequestLike): void {
+    const line = `${answer.status} ${answer.body.code}${facts} route=${routeOf(request)}`;
+    if (answer.status === 503) this.logger.warn(line);
+    else this.logger.error(line);
+  }
+}
+
+function mapPackageError(error: AgentRuntimeError<string>): HttpErrorAnswer | undefined {
+  for (const [errorClass, table] of TABLES) if (error instanceof errorClass) return typeof table === 'function' ? table(error) : httpErrorAnswer(error, table);
+  return undefined;
+}
+
+/** ` key=value` for every scalar detail (details never carry input; lists show their length). */
+function detailFields(error: AgentRuntimeError<string>): string {
+  let text = '';
+  for (const [key, value] of Object.entries(error.details ?? {})) text += ` ${token(key)}=${Array.isArray(value) ? value.length : token(value)}`;
+  return text;
+}
+
+/** The error's name and Node code, never its message or stack. */
+function errorFields(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return ` error=${typeof error}`;
+  const { name, code } = error as { name?: unknown; code?: unknown };
+  return ` error=${token(typeof name === 'string' ? name : 'unknown')} code=${token(typeof code === 'string' || typeof code === 'number' ? code : null)}`;
+}
+
+function routeOf(request: HttpRequestLike): string {
+  const pattern = request.route?.path ?? request.routeOptions?.url;
+  const method = typeof request.method === 'string' && /^[A-Z]{1,16}$/.test(request.method) ? request.method : logField(request.method);
+  // a failure before routing (the body parser) has no route pattern, and the URL is never printed
+  return typeof pattern === 'string' ? `${method} ${token(pattern)}` : `${method} (unrouted)`;
+}
+
+function token(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  const text = String(value);
+  return SAFE_TOKEN.test(text) ? text : logField(text);
+}

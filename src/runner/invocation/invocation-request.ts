@@ -1,0 +1,93 @@
+import { isAbortSignal } from '../../shared/async/abort-signal';
+import { measure } from '../../json/measure';
+import { frozenJsonCopy } from '../../json/json-copy';
+import { isValidId } from '../../shared/ids/id-rule';
+import { randomId } from '../../shared/ids/random-id';
+import type { ConfirmationDecision } from '../agent.types';
+import type { JsonValue } from '../content.types';
+import { userContent } from '../loop/message';
+import type { ResolvedRunnerOptions } from '../runner-options';
+import { RunnerError } from '../runner.errors';
+import type { ResumeRequest, RunRequest } from '../runner.types';
+import { SESSION_ID_PATTERN } from '../session.types';
+
+/** Largest resume payload without a policy (spec 03 §7). */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024;
+
+const invalid = (field: string) => new RunnerError('invalid_run_request', { field });
+const isInvocationId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(value);
+const isCallId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(value);
+const isCallback = (value: unknown) => value === undefined || typeof value === 'function';
+const isSignal = (value: unknown) => value === undefined || isAbortSignal(value);
+
+/** A run request after validation; nothing is read from the caller's object again. */
+export interface ValidRunRequest {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly message: unknown;
+  readonly durable: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly onAdmitted: RunRequest['onAdmitted'];
+  readonly runId: string | undefined;
+}
+
+/** Validates `runAsync`'s request before anything else happens (`invalid_run_request {field}`). */
+export function validateRunRequest(options: ResolvedRunnerOptions, request: unknown): ValidRunRequest {
+  if (typeof request !== 'object' || request === null) throw invalid('request');
+  const { userId, sessionId, message, durable, signal, onAdmitted, runId } = request as RunRequest;
+  if (!isValidId(userId)) throw invalid('user_id');
+  if (sessionId !== undefined && !(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
+  if (userContent(message) === null) throw invalid('message');
+  if (durable !== undefined && typeof durable !== 'boolean') throw invalid('durable');
+  if (durable === true && options.ledger === null) throw invalid('durable');
+  if (!isSignal(signal)) throw invalid('signal');
+  if (!isCallback(onAdmitted)) throw invalid('on_admitted');
+  if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
+  return { userId, sessionId: sessionId ?? randomId('ses-'), message, durable: durable === true, signal, onAdmitted, runId };
+}
+
+/** A resume request after validation. */
+export interface ValidResumeRequest {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly invocationId: string;
+  readonly callId: string | undefined;
+  readonly decision: ConfirmationDecision | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly onAdmitted: ResumeRequest['onAdmitted'];
+  readonly runId: string | undefined;
+}
+
+/**
+ * Step 1 of a resume (spec 03 §7): `confirmed` a boolean and `payload` JSON-safe and within the
+ * policy's `maxContentBytes` (64 KiB without a policy), else `resume_input_required {field}`.
+ */
+export function checkResumeInput(options: ResolvedRunnerOptions, input: { confirmed: unknown; payload?: unknown }): ConfirmationDecision {
+  if (typeof input !== 'object' || input === null || typeof input.confirmed !== 'boolean') throw new RunnerError('resume_input_required', { field: 'confirmed' });
+  if (input.payload === undefined) return { confirmed: input.confirmed };
+  const limit = options.policy?.maxContentBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  let payload: JsonValue;
+  try {
+    if (measure(input.payload, limit).exceeded) throw new RunnerError('resume_input_required', { field: 'payload' });
+    payload = frozenJsonCopy(input.payload as JsonValue);
+  } catch {
+    throw new RunnerError('resume_input_required', { field: 'payload' });
+  }
+  return { confirmed: input.confirmed, payload };
+}
+
+/** Validates `resumeAsync`'s request: ids first, then the decision of a confirmation resume. */
+export function validateResumeRequest(options: ResolvedRunnerOptions, request: unknown): ValidResumeRequest {
+  if (typeof request !== 'object' || request === null) throw invalid('request');
+  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId } = request as ResumeRequest;
+  if (!isValidId(userId)) throw invalid('user_id');
+  if (!(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
+  if (!isInvocationId(invocationId)) throw invalid('invocation_id');
+  if (callId !== undefined && !isCallId(callId)) throw invalid('call_id');
+  if (!isSignal(signal)) throw invalid('signal');
+  if (!isCallback(onAdmitted)) throw invalid('on_admitted');
+  if (callId === undefined && (confirmed !== undefined || payload !== undefined)) throw invalid('call_id');
+  if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
+  const decision = callId === undefined ? undefined : checkResumeInput(options, { confirmed, payload });
+  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted, runId };
+}

@@ -1,0 +1,377 @@
+import { CoalescedTask } from '../../shared/async/coalesced-task';
+import { HANDOVER_REASON } from '../invocation/invocation-scope';
+import type { Clock } from '../../shared/time/clock';
+import { handled } from '../../shared/async/handled-promise';
+import { isValidId } from '../../shared/ids/id-rule';
+import { readOptions } from '../../shared/options/option-reader';
+import { integerIn } from '../../shared/options/option-rules';
+import { randomId } from '../../shared/ids/random-id';
+import { sleep, within } from '../../shared/time/timeout';
+import { driveInvocation, resumeTakenOver, type ActiveRun, type Invoke } from './run-driver';
+import { cancelledEnding, type RunEnding } from './run-outcome';
+import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
+import type {
+  ConfirmationInput,
+  RegistryRunner,
+  RunRegistryStatus,
+  RunStarted,
+  RunStatusRecord,
+  StartRunRequest,
+  SubscribeOptions,
+} from './run-registry.types';
+import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
+import { isFinishedStatus, type RunStore, type StoredRun } from './stores/run-store';
+import { RunSubscription } from './run-subscription';
+import { RunLifecycleTrace } from './run-lifecycle-trace';
+import { TraceProducer } from '../../trace/trace-producer';
+import { EXECUTING, PAUSED, RunWriter } from './run-writer';
+import { RunnerError } from '../runner.errors';
+
+const isAfterSeq = integerIn(0);
+const isListLimit = integerIn(1, 1024);
+
+/**
+ * Owns every run it starts (spec 03 §9): HTTP requests only start, read, follow, cancel and confirm
+ * runs, and never own one. Each run executes in a detached background task holding the invocation's
+ * AbortController; its promise is always handled. Status and stream items live in a {@link RunStore}
+ * (in memory by default); an item and the status it implies are written in one step, and nothing is
+ * written after a run's terminal item, so each run has exactly one terminal item whichever of the
+ * invocation, a cancel or a shutdown gets there first.
+ *
+ * @example
+ * const registry = new RunRegistry({ runners: [runner] });
+ * const { run_id } = await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hello' });
+ * for await (const item of registry.subscribe(run_id)) console.log(item.seq, item.type);
+ */
+export class RunRegistry {
+  private runners: ReadonlyMap<string, RegistryRunner>;
+  private readonly settings: ResolvedRunRegistryOptions;
+  private readonly store: RunStore;
+  private readonly clock: Clock;
+  private readonly writer: RunWriter;
+  private readonly lifecycle: RunLifecycleTrace;
+  private readonly active = new Map<string, ActiveRun>();
+  /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
+  private readonly locks = new Map<string, Promise<unknown>>();
+  /** Ids of the runs this registry started or adopted, oldest first, for `list` (at most `maxRuns`). */
+  private readonly known = new Set<string>();
+  private shuttingDown: Promise<void> | undefined;
+  /** Removes this registry's adopter of orphaned runs from a shared store. */
+  private readonly stopAdopting: (() => void) | undefined;
+
+  /** Validates synchronously; bad options give `invalid_runner_options` (`{field}`). */
+  constructor(options: RunRegistryOptions) {
+    this.settings = resolveRunRegistryOptions(options);
+    this.runners = this.settings.runners;
+    this.store = this.settings.store;
+    this.clock = this.settings.clock;
+    this.lifecycle = new RunLifecycleTrace(new TraceProducer(this.settings.traceStore), this.clock);
+    this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
+    this.stopAdopting = this.store.adoptOrphans?.((run) => this.adopt(run));
+  }
+
+  /**
+   * Starts a run and resolves with its ids once its record is stored, before it is admitted. A
+   * session id is generated when absent (the Runner creates the session after admission). Throws
+   * `invalid_run_request` (`{field}`), `agent_not_found`, `run_capacity_reached` (`{limit}`) when
+   * every retained run is unfinished, and `admission_failed` (`deployment_draining`) after shutdown began.
+   */
+  async start(request: StartRunRequest): Promise<RunStarted> {
+    const { agent, userId, sessionId: givenSessionId, message, durable } = readStartRequest(request);
+    this.assertAccepting();
+    const runner = this.getRunner(agent);
+    const runId = randomId('run-');
+    const sessionId = givenSessionId ?? randomId('ses-');
+    const now = this.clock.wallNow();
+    const run: StoredRun = Object.freeze({
+      schema_version: 1,
+      run_id: runId,
+      agent,
+      session_id: sessionId,
+      invocation_id: null,
+      status: 'pending',
+      pending_call_ids: Object.freeze([]),
+      created_at_ms: now,
+      updated_at_ms: now,
+      last_seq: 0,
+      error: null,
+      user_id: userId,
+      durable: durable === true,
+    });
+    if (!(await this.store.create(run, { maxRuns: this.settings.maxRuns }))) throw new RunnerError('run_capacity_reached', { limit: this.settings.maxRuns });
+    if (this.shuttingDown) {
+      await this.store.delete(runId);
+      throw draining();
+    }
+    this.remember(runId);
+    this.lifecycle.started(run);
+    this.launch(runId, false, (signal, onAdmitted) =>
+      runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted }),
+    );
+    return Object.freeze({ run_id: runId, session_id: sessionId });
+  }
+
+  /** The run's status record (no content); `run_not_found` for an unknown or malformed id. */
+  async get(runId: string): Promise<RunStatusRecord> {
+    return statusRecord(await this.storedRun(runId));
+  }
+
+  /**
+   * Status records (no content) of the runs this registry started or adopted that its store still
+   * retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
+   * Runs other instances of a shared store started are not listed. @default limit 100
+   */
+  async list(limit: number = 100): Promise<readonly RunStatusRecord[]> {
+    if (!isListLimit(limit)) throw invalidRunRequest('limit');
+    const records: RunStatusRecord[] = [];
+    for (const runId of [...this.known].reverse()) {
+      if (records.length === limit) break;
+      const run = await this.store.get(runId);
+      if (run) records.push(statusRecord(run));
+      else this.known.delete(runId);
+    }
+    return Object.freeze(records);
+  }
+
+  /** The Runner new starts and resumes of `agentName` use; `agent_not_found` otherwise. */
+  getRunner(agentName: string): RegistryRunner {
+    const runner = typeof agentName === 'string' ? this.runners.get(agentName) : undefined;
+    if (!runner) throw new RunnerError('agent_not_found');
+    return runner;
+  }
+
+  /**
+   * Follows a run: the buffered items after `afterSeq`, then live ones, ending after the terminal
+   * item. `run_not_found` and `run_events_evicted` (`{oldest_seq}`) come from `ready()` or the first
+   * `next()`; a bad `afterSeq` throws `invalid_run_request` (`{field: 'after_seq'}`) at once. Ending
+   * the iteration detaches only this subscriber.
+   */
+  subscribe(runId: string, options: SubscribeOptions = {}): RunSubscription {
+    const read = readOptions(options, { afterSeq: isAfterSeq }, { name: 'after_seq', unknownKeys: 'refuse' });
+    if (!read.ok) throw invalidRunRequest('after_seq');
+    return new RunSubscription(this.store, runId, (read.values.afterSeq as number | undefined) ?? 0);
+  }
+
+  /**
+   * Cancels an unfinished run and answers its status record: the terminal item `{status:
+   * 'cancelled', cancelled: reason}` is written at once and the invocation is aborted (a queued
+   * admission entry is removed, an active permit revoked); whatever the invocation produces later is
+   * discarded. A paused run's continuations are cleared first. A finished run gives `run_not_active`
+   * (`{status}`); a reason outside 1..128 characters `invalid_run_request` (`{field: 'reason'}`).
+   */
+  cancel(runId: string, reason: string = 'cancelled'): Promise<RunStatusRecord> {
+    const why = readCancelReason(reason);
+    return this.exclusive(runId, async () => {
+      const run = await this.storedRun(runId);
+      if (isFinishedStatus(run.status)) throw notActive(run);
+      if (run.status === 'paused') {
+        const runner = this.runners.get(run.agent);
+        if (runner && run.invocation_id) await runner.discardContinuations({ userId: run.user_id, sessionId: run.session_id, invocationId: run.invocation_id });
+      }
+      const ended = await this.writer.end(runId, cancelledEnding(why), run.status === 'paused' ? PAUSED : EXECUTING);
+      if (!ended.written) throw notActive(ended.run);
+      this.active.get(runId)?.controller.abort(why);
+      return statusRecord(ended.run);
+    });
+  }
+
+  /**
+   * Answers a pending confirmation of a paused run and resumes it in the background (the `resumed`
+   * item comes first). Validated before anything changes: `resume_input_required` (`{field}`),
+   * `run_not_active` (`{status}`) unless paused, `invocation_not_found` for a call id that is not
+   * pending. A resume that fails before it starts executing (admission, say) yields `resume_failed`
+   * and the run is `paused` again.
+   */
+  confirm(runId: string, callId: string, input: ConfirmationInput): Promise<RunStatusRecord> {
+    return this.exclusive(runId, async () => {
+      const run = await this.storedRun(runId);
+      const runner = this.getRunner(run.agent);
+      const decision = readConfirmation(input);
+      runner.checkResumeInput(decision);
+      if (run.status !== 'paused') throw notActive(run);
+      if (typeof callId !== 'string' || !isValidId(callId) || !run.pending_call_ids.includes(callId)) throw new RunnerError('invocation_not_found');
+      this.assertAccepting();
+      const resumed = await this.writer.append(runId, { type: 'resumed' }, { patch: { status: 'running', pending_call_ids: [], error: null }, expect: PAUSED });
+      if (!resumed.written) throw notActive(resumed.run);
+      const { confirmed, payload } = decision as ConfirmationInput;
+      const invocationId = run.invocation_id as string;
+      this.launch(runId, run.pending_call_ids, (signal, onAdmitted) =>
+        runner.resumeAsync({
+          userId: run.user_id,
+          sessionId: run.session_id,
+          invocationId,
+          callId,
+          confirmed,
+          ...(payload === undefined ? {} : { payload }),
+          signal,
+          runId,
+          onAdmitted,
+        }),
+      );
+      return statusRecord(resumed.run);
+    });
+  }
+
+  /** Swaps the runners used by new starts and resumes; active runs finish on the runner that started them. */
+  replaceRunners(runners: readonly RegistryRunner[]): void {
+    this.runners = runnersByAgent(runners);
+  }
+
+  /** False once `shutdown()` began. */
+  isAcceptingRuns(): boolean {
+    return this.shuttingDown === undefined;
+  }
+
+  /** `{accepting, active}`: whether new runs are taken, and how many invocations execute here. */
+  status(): RunRegistryStatus {
+    return Object.freeze({ accepting: this.isAcceptingRuns(), active: this.active.size });
+  }
+
+  /**
+   * Stops taking runs and confirmations, cancels every executing run with reason `'shutdown'` and
+   * waits up to `shutdownGraceMs` for their invocations to wind down. Paused runs hold no process
+   * and stay paused. Later calls return the same promise.
+   */
+  shutdown(): Promise<void> {
+    this.stopAdopting?.();
+    this.shuttingDown ??= this.cancelAll();
+    return this.shuttingDown;
+  }
+
+  private async cancelAll(): Promise<void> {
+    const runs = [...this.active];
+    await Promise.all(runs.map(async ([runId, active]) => (await this.handedOver(runId, active)) || this.cancel(runId, 'shutdown').catch(() => undefined)));
+    const settled = Promise.all(runs.map(([, active]) => active.done));
+    await within(settled, this.settings.shutdownGraceMs, this.clock).catch(() => undefined);
+  }
+
+  /**
+   * At shutdown, on a store that other instances share (one that adopts orphans): a durable run with
+   * an invocation is handed over instead of cancelled. Its invocation stops without recording an
+   * end and the run stays unfinished, owned here, so once this instance is gone another one takes it
+   * over and resumes it from its ledger checkpoint (spec 08 §4).
+   */
+  private async handedOver(runId: string, active: ActiveRun): Promise<boolean> {
+    if (!this.stopAdopting) return false;
+    const run = await this.store.get(runId).catch(() => undefined);
+    if (!run?.durable || run.invocation_id === null || isFinishedStatus(run.status)) return false;
+    active.controller.abort(HANDOVER_REASON);
+    return true;
+  }
+
+  /**
+   * A run of a shared store whose owner instance died, now owned here (spec 08 §4): a durable run
+   * with an invocation is resumed from its ledger checkpoint (its stream goes on with new items);
+   * any other ends `failed` with `owner_lost`. During shutdown nothing is adopted: the run stays
+   * owned by this instance and is taken over again once it stops.
+   */
+  private adopt(run: StoredRun): void {
+    if (this.shuttingDown || this.active.has(run.run_id)) return;
+    this.remember(run.run_id);
+    const runner = this.runners.get(run.agent);
+    const invocationId = run.invocation_id;
+    if (run.durable && invocationId !== null && runner) {
+      const { user_id: userId, session_id: sessionId, run_id: runId } = run;
+      this.launch(runId, false, (signal, onAdmitted) =>
+        resumeTakenOver(
+          () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted }),
+          (ms) => sleep(ms, this.clock, signal),
+        ),
+      );
+      return;
+    }
+    void handled(this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true));
+  }
+
+  /** Starts the background task of an invocation; `previous` is set for a resume (the pending call ids to restore on failure). */
+  private launch(runId: string, previous: readonly string[] | false, invoke: Invoke): void {
+    const active: ActiveRun = { controller: new AbortController(), started: false, ended: false, writes: Promise.resolve(), done: Promise.resolve() };
+    this.active.set(runId, active);
+    const unwatch = this.watchForForeignEnd(runId, active);
+    active.done = handled(
+      driveInvocation(this.writer, runId, active, previous, invoke).finally(() => {
+        unwatch();
+        if (this.active.get(runId) === active) this.active.delete(runId);
+      }),
+    );
+  }
+
+  /**
+   * Aborts the invocation once its stored run is finished by someone else: a cancel posted to
+   * another instance writes the terminal item by compare-and-set, and that item *is* the cancel
+   * request; the store's watch (NOTIFY, or its poll) brings it here. One read at a time; wakes
+   * during a read ask for one more.
+   */
+  private watchForForeignEnd(runId: string, active: ActiveRun): () => void {
+    const over = () => active.ended || active.controller.signal.aborted;
+    const check = new CoalescedTask(async () => {
+      if (over()) return;
+      const run = await this.store.get(runId);
+      if (!over() && (run === undefined || isFinishedStatus(run.status))) active.controller.abort(endReason(run));
+    });
+    return this.store.watch(runId, () => check.trigger());
+  }
+
+  private remember(runId: string): void {
+    this.known.add(runId);
+    if (this.known.size > this.settings.maxRuns) this.known.delete(this.known.values().next().value as string);
+  }
+
+  private exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(runId) ?? Promise.resolve();
+    const result = previous.then(work);
+    const tail = result.catch(() => undefined);
+    this.locks.set(runId, tail);
+    void tail.then(() => {
+      if (this.locks.get(runId) === tail) this.locks.delete(runId);
+    });
+    return result;
+  }
+
+  private async storedRun(runId: string): Promise<StoredRun> {
+    const run = isValidId(runId) ? await this.store.get(runId) : undefined;
+    if (!run) throw new RunnerError('run_not_found');
+    return run;
+  }
+
+  private assertAccepting(): void {
+    if (this.shuttingDown) throw draining();
+  }
+}
+
+/** The public record: the stored run without the user id and the durable flag. */
+function statusRecord(run: StoredRun): RunStatusRecord {
+  return Object.freeze({
+    schema_version: 1,
+    run_id: run.run_id,
+    agent: run.agent,
+    session_id: run.session_id,
+    invocation_id: run.invocation_id,
+    status: run.status,
+    pending_call_ids: Object.freeze([...run.pending_call_ids]),
+    created_at_ms: run.created_at_ms,
+    updated_at_ms: run.updated_at_ms,
+    last_seq: run.last_seq,
+    error: run.error,
+  });
+}
+
+/** The reason an invocation is aborted with when its run was finished elsewhere: the cancel reason, else the status. */
+function endReason(run: StoredRun | undefined): string {
+  const reason = run?.error?.details?.reason;
+  return run?.status === 'cancelled' && typeof reason === 'string' ? reason : (run?.status ?? 'cancelled');
+}
+
+/** The terminal item and status of a run whose owner instance died and that cannot be resumed (spec 08 §4). */
+function ownerLostEnding(): RunEnding {
+  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze({}) });
+  return { terminal: Object.freeze({ type: 'terminal', status: 'failed', error }), patch: { status: 'failed', pending_call_ids: [], error } };
+}
+
+function notActive(run: StoredRun | undefined): RunnerError {
+  return run ? new RunnerError('run_not_active', { status: run.status }) : new RunnerError('run_not_found');
+}
+
+function draining(): RunnerError {
+  return new RunnerError('admission_failed', { reason: 'deployment_draining' });
+}

@@ -1,0 +1,107 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { AgentRuntimeExceptionFilter } from '../../http/agent-runtime-exception.filter';
+import { systemClock } from '../../shared/time/clock';
+import { isValidId } from '../../shared/ids/id-rule';
+import { pipeRunEvents, SSE_HEADERS } from './run-events-sse';
+import { RunRegistry } from './run-registry';
+import type { RunStarted, RunStatusRecord } from './run-registry.types';
+import { invalidRunRequest } from './run-registry-request';
+import { CancelRunBody, ConfirmationBody, RunBodyPipe, StartRunBody } from './run-request.dto';
+import { RUNS_MODULE_OPTIONS, type ResolvedRunsModuleOptions } from './runs-module-options';
+
+const SEQ = /^\d{1,15}$/;
+
+/**
+ * The run routes (spec 03 §10). Requests never own a run: they start, read, follow, cancel and
+ * confirm runs the {@link RunRegistry} owns, so a client that goes away (also from the event stream)
+ * changes nothing about the run. Errors answer `{status_code, error, code, details?}` through the
+ * package's exception filter, applied here so the routes answer so in any application.
+ */
+@Controller('runs')
+@UseFilters(AgentRuntimeExceptionFilter)
+export class RunsController {
+  constructor(
+    @Inject(RunRegistry) private readonly registry: RunRegistry,
+    @Inject(RUNS_MODULE_OPTIONS) private readonly options: ResolvedRunsModuleOptions,
+  ) {}
+
+  /** 202 `{run_id, session_id}` as soon as the run is recorded; it is admitted and executed in the background. */
+  @Post()
+  @HttpCode(202)
+  async start(@Body(new RunBodyPipe()) body: StartRunBody, @Req() request: unknown): Promise<RunStarted> {
+    const userId = await this.userIdOf(request, body.user_id);
+    return this.registry.start({
+      agent: body.agent,
+      userId: userId as string,
+      message: body.message,
+      ...(body.session_id === undefined ? {} : { sessionId: body.session_id }),
+      ...(body.durable === undefined ? {} : { durable: body.durable }),
+    });
+  }
+
+  @Get(':id')
+  get(@Param('id') runId: string): Promise<RunStatusRecord> {
+    return this.registry.get(runId);
+  }
+
+  /**
+   * `text/event-stream` of the run's items after `Last-Event-ID` (or `?after_seq=`): `id:` seq,
+   * `event:` type, `data:` the item as JSON, a heartbeat comment every 15 s, closed after the
+   * terminal item. Unknown runs (404), evicted positions (410) and bad positions (400) are answered
+   * before the stream opens.
+   */
+  @Get(':id/events')
+  async events(@Param('id') runId: string, @Headers('last-event-id') lastEventId: unknown, @Query('after_seq') afterSeq: unknown, @Res() response: unknown): Promise<void> {
+    const subscription = this.registry.subscribe(runId, { afterSeq: replayPosition(lastEventId, afterSeq) });
+    await subscription.ready();
+    const raw = rawResponse(response);
+    raw.writeHead(200, SSE_HEADERS);
+    raw.flushHeaders();
+    await pipeRunEvents(subscription, raw, { clock: systemClock });
+  }
+
+  /** 202 with the status record; `{reason?}` of 1..128 characters, default `'cancelled'`. */
+  @Post(':id/cancel')
+  @HttpCode(202)
+  cancel(@Param('id') runId: string, @Body(new RunBodyPipe(true)) body: CancelRunBody): Promise<RunStatusRecord> {
+    return this.registry.cancel(runId, body.reason ?? 'cancelled');
+  }
+
+  /** 202 with the status record once the decision is accepted; the resume runs in the background. */
+  @Post(':id/confirmations/:callId')
+  @HttpCode(202)
+  confirm(@Param('id') runId: string, @Param('callId') callId: string, @Body(new RunBodyPipe()) body: ConfirmationBody): Promise<RunStatusRecord> {
+    return this.registry.confirm(runId, callId, body.payload === undefined ? { confirmed: body.confirmed } : { confirmed: body.confirmed, payload: body.payload });
+  }
+
+  private async userIdOf(request: unknown, given: string | undefined): Promise<string | undefined> {
+    const resolve = this.options.resolveUserId;
+    if (!resolve) return given;
+    const userId = await resolve(request);
+    if (!isValidId(userId)) throw invalidRunRequest('user_id');
+    return userId;
+  }
+}
+
+/** The seq to replay after: `Last-Event-ID` wins over `after_seq`; both absent is 0. */
+function replayPosition(lastEventId: unknown, afterSeq: unknown): number {
+  if (lastEventId !== undefined && lastEventId !== '') return seqOf(lastEventId, 'last_event_id');
+  if (afterSeq !== undefined) return seqOf(afterSeq, 'after_seq');
+  return 0;
+}
+
+function seqOf(value: unknown, field: string): number {
+  if (typeof value !== 'string' || !SEQ.test(value)) throw invalidRunRequest(field);
+  return Number(value);
+}
+
+/** Node's response under the platform's (Express's is one; Fastify's reply holds it as `raw` and is hijacked). */
+function rawResponse(response: unknown): ServerResponse {
+  const reply = response as { raw?: ServerResponse; hijack?: () => void };
+  if (reply.raw) {
+    reply.hijack?.();
+    return reply.raw;
+  }
+  return response as ServerResponse;
+}

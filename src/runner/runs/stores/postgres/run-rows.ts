@@ -1,0 +1,50 @@
+import type { RunError, RunStatus, RunStreamItem } from '../../run-registry.types';
+import type { StoredRun } from '../run-store';
+import { decodeJson } from './run-json';
+
+/** A run as its row holds it: the stored run plus the columns only the store reads. */
+export interface RunRow {
+  readonly run: StoredRun;
+  readonly owner_instance: string | null;
+  readonly oldest_item_seq: number;
+}
+
+/** The frozen run of a row selected with the store's run columns. */
+export function runRowOf(row: Record<string, unknown>): RunRow {
+  const run: StoredRun = Object.freeze({
+    schema_version: 1,
+    run_id: row.run_id as string,
+    agent: row.agent as string,
+    session_id: row.session_id as string,
+    invocation_id: (row.invocation_id as string | null) ?? null,
+    status: row.status as RunStatus,
+    pending_call_ids: decodeJson(row.pending_json as string) as readonly string[],
+    created_at_ms: Number(row.created_at_ms),
+    updated_at_ms: Number(row.updated_at_ms),
+    last_seq: Number(row.last_item_seq),
+    error: row.error_json === null ? null : (decodeJson(row.error_json as string) as RunError),
+    user_id: row.user_id as string,
+    durable: row.durable === true,
+  });
+  return { run, owner_instance: (row.owner_instance as string | null) ?? null, oldest_item_seq: Number(row.oldest_item_seq) };
+}
+
+/** The item of `seq` whose JSON (everything but `seq`) is `payloadJson`. */
+export function itemOf(seq: number, payloadJson: string): RunStreamItem {
+  return Object.freeze({ seq, ...(decodeJson(payloadJson) as object) }) as RunStreamItem;
+}
+
+/** The values of the `update` statement ($1..$9) for the run after a write. */
+export function updateValues(run: StoredRun, owner: string | null, oldestSeq: number, encode: (value: unknown) => string): unknown[] {
+  return [
+    run.run_id,
+    run.status,
+    run.invocation_id,
+    encode(run.pending_call_ids),
+    run.error === null ? null : encode(run.error),
+    owner,
+    run.updated_at_ms,
+    run.last_seq,
+    oldestSeq,
+  ];
+}
