@@ -36,7 +36,8 @@ const { PostgresArtifactAdapter } = require('../dist/src/services/artifacts/post
 const { InMemoryMemoryAdapter } = require('../dist/src/services/memory/in-memory-memory-adapter.js');
 const { ScopeRouter } = require('../dist/src/services/router/scope-router.js');
 const { checkArtifactScope, scopeKey } = require('../dist/src/services/service-scope.js');
-const { MEMORY_OUTBOX_JOB_EVENT } = require('../dist/src/services/outbox/outbox.types.js');
+const { TelemetryEvents } = require('../dist/src/telemetry/telemetry-events.js');
+const MEMORY_OUTBOX_JOB_EVENT = TelemetryEvents.memoryOutboxJob;
 
 const args = benchArgs(['rounds', 'batch-ms', 'warm-bytes', 'entries', 'durable-rounds', 'pairs', 'latency-jobs', 'burst', 'bursts', 'only']);
 const ROUNDS = Number(args.rounds ?? 21);

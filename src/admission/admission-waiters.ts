@@ -7,6 +7,7 @@ import { withSignalAsOwner } from './admission-request';
 import { AdmissionError } from './admission.errors';
 import type { AdmissionStatus } from './admission.types';
 import type { Permit } from './permit';
+import type { PermitSource } from './admission-service';
 
 /** A request that can be waited for: its waiters, `null` once it settled. */
 export interface AwaitableRequest {
@@ -76,7 +77,7 @@ export class DrainWaiters {
 
 /** Spec 01 §5.7 on any controller: acquire (the signal doubling as owner), run `fn`, release on every path. */
 export async function runUnderPermit<T>(
-  controller: { acquire(agentId: string, opts?: AdmissionRequestOptions): Promise<Permit>; release(permit: Permit): boolean },
+  controller: PermitSource,
   agentId: string,
   fn: (permit: Permit, signal: AbortSignal) => T | Promise<T>,
   opts?: AdmissionRequestOptions,
@@ -86,6 +87,8 @@ export async function runUnderPermit<T>(
   try {
     return await fn(permit, permit.signal);
   } finally {
-    controller.release(permit);
+    const released = controller.release(permit);
+    // an asynchronous release of some other PermitSource must not leave a rejection unhandled
+    if (typeof released !== 'boolean') released.catch(() => undefined);
   }
 }

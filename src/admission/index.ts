@@ -9,7 +9,7 @@ export { AdmissionGuard } from './admission.guard';
 export { AdmissionReleaseInterceptor } from './admission-release.interceptor';
 export { Admission, AdmissionPermit, AdmissionSignal } from './admission.decorator';
 export { ADMISSION_OPTIONS, ADMISSION_SERVICE, type AdmissionRouteOptions, type AgentIdSource } from './admission.constants';
-export type { AdmissionService } from './admission-service';
+export type { AdmissionService, PermitSource } from './admission-service';
 export type { AdmissionModuleOptions } from './admission.module';
 export type { ClusterAdmissionModuleOptions } from './admission-service.providers';
 export type { AdmissionErrorBody } from './admission-http';

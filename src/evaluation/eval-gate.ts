@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newEvalJobId } from './eval-scope';
 import { systemClock, type Clock } from '../shared/time/clock';
 import { EvalServiceError } from './eval.errors';
 import type { EvalScope, EvalStore } from './eval.types';
@@ -32,7 +32,7 @@ export async function runEvalGate(
   const base = await store.getBaseline(request.scope, request.evalSetId, request.baseline);
   const baselineJob = await store.getJob(request.scope, base.job_id);
   const set = await store.getSet(request.scope, request.evalSetId, baselineJob.eval_set_version);
-  const candidateId = `eval-${randomBytes(16).toString('hex')}`;
+  const candidateId = newEvalJobId();
   const executor = new LocalEvalExecutor(registry, { clock: deps.clock ?? systemClock });
   const outcome = await executor.start(
     { job_id: candidateId, scope: request.scope, agent: request.agent, set: set.content, metrics: baselineJob.metrics, options: baselineJob.options },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readOwnData } from '../shared/options/option-reader';
 import { EvalServiceError } from './eval.errors';
 import type { EvalScope } from './eval.types';
@@ -10,6 +11,11 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Job ids the store mints: `eval-` + 32 lowercase hex digits. */
 export const EVAL_JOB_ID = /^eval-[0-9a-f]{32}$/;
+
+/** The one minting of evaluation job ids (the store's jobs and the gate's candidate run): 128 random bits. */
+export function newEvalJobId(): string {
+  return `eval-${randomBytes(16).toString('hex')}`;
+}
 
 /** `{app}` with `app` 1..256 UTF-8 bytes and no U+0000, as a fresh frozen scope; else `invalid_eval_scope`. */
 export function checkEvalScope(scope: unknown): EvalScope {

@@ -5,6 +5,7 @@ import { integerIn, isBoolean, isFunction } from '../shared/options/option-rules
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './ledger.schema';
 import { LedgerError } from './ledger.errors';
 import { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';
+import { isTokenId } from '../shared/ids/id-rule';
 
 /** Options of an {@link InvocationLedger} (spec 04 §8, without `dataSourceName`). Unknown keys are refused. */
 export interface InvocationLedgerOptions {
@@ -49,13 +50,12 @@ export const DEFAULT_MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
 /** The largest `jsonb` value Postgres stores is 2^28 − 1 bytes. */
 export const MAX_DOCUMENT_BYTES_LIMIT = 2 ** 28 - 1;
 export const MAX_CONNECT_RETRIES = 10;
-export const INSTANCE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The rules of spec 04 §8, one per option; `undefined` means "take the default". */
 const LEDGER_OPTION_RULES: OptionRules<keyof InvocationLedgerOptions> = {
   schema: isPostgresIdentifier,
   tableName: isLedgerTableName,
-  instanceId: (v) => typeof v === 'string' && INSTANCE_ID.test(v),
+  instanceId: isTokenId,
   defaultLeaseMs: integerIn(1, MAX_LEASE_MS),
   maxDocumentBytes: integerIn(1, MAX_DOCUMENT_BYTES_LIMIT),
   connectRetries: integerIn(0, MAX_CONNECT_RETRIES),

@@ -15,13 +15,14 @@ import { isTraceStoreBinding, TraceProducer, type TraceStoreBinding } from '../t
 import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './loop/agent-tree';
 import { RunnerError } from './runner.errors';
-import type { RunnerAdmissionController, RunnerLogger } from './runner.types';
+import type { PermitSource } from '../admission/admission-service';
+import type { RunnerLogger } from './runner.types';
 import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { SessionService } from './session.types';
 
 /** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
 export interface ResolvedAdmission {
-  readonly controller: RunnerAdmissionController;
+  readonly controller: PermitSource;
   readonly overflow: OverflowMode | undefined;
   readonly queueTimeoutMs: number | 'infinity' | undefined;
 }
@@ -143,7 +144,7 @@ export function resolveAdmission(admission: unknown): ResolvedAdmission {
   if (read.values.controller === undefined) throw new RunnerError('invalid_runner_admission_control', { field: 'controller' });
   const timeout = read.values.queueTimeoutMs;
   return Object.freeze({
-    controller: read.values.controller as RunnerAdmissionController,
+    controller: read.values.controller as PermitSource,
     overflow: read.values.overflow as OverflowMode | undefined,
     queueTimeoutMs: timeout === Infinity ? 'infinity' : (timeout as number | 'infinity' | undefined),
   });

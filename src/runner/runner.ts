@@ -10,8 +10,7 @@ import { resolveRunnerOptions, type ResolvedRunnerOptions } from './runner-optio
 import { RunnerError } from './runner.errors';
 import type { ResumeRequest, RunnerOptions, RunRequest, RunResult, RunStream } from './runner.types';
 import type { SessionService } from './session.types';
-import { SESSION_ID_PATTERN } from './session.types';
-import { isValidId } from '../shared/ids/id-rule';
+import { isTokenId, isValidId } from '../shared/ids/id-rule';
 
 /**
  * The package's agent loop with the ordering contract of spec 03 §6 around every model call, tool
@@ -95,7 +94,7 @@ export class Runner {
 
   /** Drops the pending confirmations of a paused invocation (its run was cancelled); the dropped call ids. */
   async discardContinuations(ref: { userId: string; sessionId: string; invocationId: string }): Promise<readonly string[]> {
-    if (!isValidId(ref?.userId) || typeof ref.sessionId !== 'string' || !SESSION_ID_PATTERN.test(ref.sessionId)) throw new RunnerError('invalid_run_request', { field: 'session_id' });
+    if (!isValidId(ref?.userId) || !isTokenId(ref.sessionId)) throw new RunnerError('invalid_run_request', { field: 'session_id' });
     try {
       return await discardInvocationContinuations(this.#options.sessionService, { appName: this.#options.appName, userId: ref.userId, sessionId: ref.sessionId }, ref.invocationId);
     } catch (error) {

@@ -1,8 +1,7 @@
 import type { RunnerTracing } from '../observability/tracing/runner-tracing.types';
 import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { OverflowMode } from '../admission/admission-config';
-import type { AdmissionRequestOptions } from '../admission/admission-request';
-import type { Permit } from '../admission/permit';
+import type { PermitSource } from '../admission/admission-service';
 import type { InvocationLedger } from '../ledger/invocation-ledger';
 import type { AuditSink } from '../policy/audit-log/audit-sink';
 import type { RuntimePolicy } from '../policy/runtime-policy';
@@ -14,18 +13,10 @@ import type { Agent, RunnerPlugin } from './agent.types';
 import type { Content, JsonValue, Message } from './content.types';
 import type { SessionEvent, SessionService } from './session.types';
 
-/**
- * What the Runner needs of an admission controller: `AdmissionController` and the cluster
- * controller both fit (recognised by these methods, not by class).
- */
-export interface RunnerAdmissionController {
-  acquire(agentId: string, options?: AdmissionRequestOptions): Promise<Permit>;
-  release(permit: Permit): boolean | Promise<boolean>;
-}
-
 /** Admission for every invocation (spec 03 §5). */
 export interface RunnerAdmissionOptions {
-  readonly controller: RunnerAdmissionController;
+  /** Any controller: `AdmissionController`, `ClusterAdmissionController`, or an object with their `acquire` and `release`. */
+  readonly controller: PermitSource;
   /** @default the controller's */
   readonly overflow?: OverflowMode;
   /** Integer ≥ 0, `'infinity'` or `Infinity`. @default the controller's */

@@ -79,5 +79,3 @@ export interface SessionService {
   updateState(ref: SessionRef, delta: { readonly [key: string]: JsonValue }, options?: UpdateStateOptions): Promise<SessionRecord>;
 }
 
-/** Pattern of session ids given to the Runner, the registry and `POST /runs` (spec 03 §5). */
-export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

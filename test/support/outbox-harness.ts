@@ -6,7 +6,8 @@ import type { AdapterCallOptions, IngestionCount, MemoryScope } from '../../src/
 import { PostgresMemoryOutbox, type MemoryOutboxDependencies } from '../../src/services/outbox/memory-outbox';
 import type { MemoryOutboxOptions } from '../../src/services/outbox/outbox-options';
 import { scopeUsageKey } from '../../src/services/outbox/outbox-usage';
-import { MEMORY_OUTBOX_JOB_EVENT, type OutboxDeliveryTarget, type OutboxJobTelemetry } from '../../src/services/outbox/outbox.types';
+import type { OutboxDeliveryTarget, OutboxJobTelemetry } from '../../src/services/outbox/outbox.types';
+import { TelemetryEvents } from '../../src/telemetry/telemetry-events';
 import { randomId } from '../../src/shared/ids/random-id';
 import { openDatabaseHarness, type DatabaseHarness } from './database-harness';
 
@@ -138,7 +139,7 @@ export async function openOutboxHarness(): Promise<OutboxHarness> {
   const db = await openDatabaseHarness();
   let first: DataSource | undefined;
   const telemetry: OutboxJobTelemetry[] = [];
-  const sink = { emit: (event: string, payload: object) => event === MEMORY_OUTBOX_JOB_EVENT && telemetry.push(payload as OutboxJobTelemetry) };
+  const sink = { emit: (event: string, payload: object) => event === TelemetryEvents.memoryOutboxJob && telemetry.push(payload as OutboxJobTelemetry) };
   const dataSource = async () => (first ??= await db.dataSource());
   const outbox = async (options: MemoryOutboxOptions = {}, deps: MemoryOutboxDependencies = {}, source?: DataSource) => {
     const created = new PostgresMemoryOutbox(source ?? (await dataSource()), { ...FAST, ...options }, { events: sink, ...deps });

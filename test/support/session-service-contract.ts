@@ -1,6 +1,7 @@
 import { randomId } from '../../src/shared/ids/random-id';
 import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
-import { SESSION_ID_PATTERN, type NewSessionEvent, type SessionRef, type SessionService } from '../../src/runner/session.types';
+import { TOKEN_ID_PATTERN } from '../../src/shared/ids/id-rule';
+import { type NewSessionEvent, type SessionRef, type SessionService } from '../../src/runner/session.types';
 import { ManualClock } from '../../src/testing/manual-clock';
 
 /** Builds the service under test on `clock` (its `wallNow()` gives the record timestamps). */
@@ -67,7 +68,7 @@ export function describeSessionServiceContract(name: string, makeService: Sessio
       it('creates a session with a generated id fitting the session id pattern, empty state, version and seq 0, both timestamps from the clock', async () => {
         const { record, ref } = await create();
         expect(record.session_id).toMatch(/^ses-[A-Za-z0-9_-]{24}$/);
-        expect(record.session_id).toMatch(SESSION_ID_PATTERN);
+        expect(record.session_id).toMatch(TOKEN_ID_PATTERN);
         expect(record).toEqual({
           session_id: record.session_id,
           app_name: appName,

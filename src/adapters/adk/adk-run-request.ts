@@ -1,6 +1,6 @@
 import type { RunConfig } from '@google/adk';
 import { RunnerError } from '../../runner/runner.errors';
-import { SESSION_ID_PATTERN } from '../../runner/session.types';
+import { isTokenId } from '../../shared/ids/id-rule';
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import { isValidId } from '../../shared/ids/id-rule';
 import { readOptions, readOwnData } from '../../shared/options/option-reader';
@@ -49,7 +49,7 @@ const FIELDS: Readonly<Record<string, string>> = Object.freeze({
 
 const RULES = {
   userId: (value: unknown) => isValidId(value),
-  sessionId: (value: unknown) => typeof value === 'string' && SESSION_ID_PATTERN.test(value),
+  sessionId: isTokenId,
   newMessage: isMessage,
   stateDelta: isPlainObject,
   runConfig: isPlainObject,

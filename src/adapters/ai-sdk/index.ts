@@ -5,6 +5,6 @@
  */
 export { guardTools } from './guard-tools';
 export { runtimeSafetyMiddleware } from './runtime-safety.middleware';
-export { withAdmission, type AdmissionControllerLike } from './with-admission';
+export { withAdmission } from './with-admission';
 export type { GuardToolsOptions, RuntimeSafetyMiddlewareOptions } from './ai-sdk-options';
 export type { ToolRefusal } from './tool-set-reader';

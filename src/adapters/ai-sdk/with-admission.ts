@@ -1,11 +1,8 @@
 import type { AdmissionRequestOptions } from '../../admission/admission-request';
-import type { AdmissionService } from '../../admission/admission-service';
+import type { PermitSource } from '../../admission/admission-service';
 import { runUnderPermit } from '../../admission/admission-waiters';
 import { AdmissionError } from '../../admission/admission.errors';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
-
-/** What `withAdmission` needs of a controller: `AdmissionController` and `ClusterAdmissionController` both fit. */
-export type AdmissionControllerLike = Pick<AdmissionService, 'acquire' | 'release'>;
 
 const anyValue = (): boolean => true;
 // the controller validates each value precisely; unknown keys (a typo such as `queueTimeout`) are refused here
@@ -38,7 +35,7 @@ const REQUEST_KEYS = { owner: anyValue, signal: anyValue, overflow: anyValue, de
  * });
  */
 export async function withAdmission<T>(
-  controller: AdmissionControllerLike,
+  controller: PermitSource,
   agentId: string,
   fn: (signal: AbortSignal) => T | PromiseLike<T>,
   options?: AdmissionRequestOptions,
@@ -50,7 +47,7 @@ export async function withAdmission<T>(
   return runUnderPermit(controller, agentId, async (_permit, signal) => fn(signal), options === undefined ? undefined : ({ ...read.values } as AdmissionRequestOptions));
 }
 
-function isController(value: unknown): value is AdmissionControllerLike {
+function isController(value: unknown): value is PermitSource {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Partial<Record<'acquire' | 'release', unknown>>;
   return typeof candidate.acquire === 'function' && typeof candidate.release === 'function';

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { hasEscapedNul } from '../../json/escaped-nul';
 import { isSafeIntegerAtLeast, isPlainObject } from '../../shared/options/plain-object';
 import { EvalServiceError } from '../eval.errors';
@@ -9,6 +8,7 @@ import { invalidArgument, keyToWrite, MAX_EVAL_KEY_BYTES, MAX_EVAL_VERSION_BYTES
 import type { EvalStoreContext } from './eval-store-context';
 import type { ResolvedEvalStoreOptions } from './eval-store-options';
 import { lockUsage, UsageChanges } from './eval-store-usage';
+import { newEvalJobId } from '../eval-scope';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** `content_bytes`, `request_bytes` and `record_bytes` are `integer` columns. */
@@ -26,11 +26,6 @@ interface CreationRow {
   readonly optionsText: string;
   readonly metadataText: string;
   readonly requestBytes: number;
-}
-
-/** A job id as the store mints it: `eval-` and 32 lowercase hex digits (128 random bits). */
-export function newEvalJobId(): string {
-  return `eval-${randomBytes(16).toString('hex')}`;
 }
 
 /**

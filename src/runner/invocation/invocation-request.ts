@@ -1,22 +1,20 @@
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import { measure } from '../../json/measure';
 import { frozenJsonCopy } from '../../json/json-copy';
-import { isValidId } from '../../shared/ids/id-rule';
-import { randomId } from '../../shared/ids/random-id';
+import { isTokenId, isValidId } from '../../shared/ids/id-rule';
+import { newSessionId } from '../session-id';
 import type { ConfirmationDecision } from '../agent.types';
 import type { JsonValue } from '../content.types';
 import { userContent } from '../loop/message';
 import type { ResolvedRunnerOptions } from '../runner-options';
 import { RunnerError } from '../runner.errors';
 import type { ResumeRequest, RunRequest } from '../runner.types';
-import { SESSION_ID_PATTERN } from '../session.types';
 
 /** Largest resume payload without a policy (spec 03 §7). */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024;
 
 const invalid = (field: string) => new RunnerError('invalid_run_request', { field });
 const isInvocationId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(value);
-const isCallId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(value);
 const isCallback = (value: unknown) => value === undefined || typeof value === 'function';
 const isSignal = (value: unknown) => value === undefined || isAbortSignal(value);
 
@@ -36,14 +34,14 @@ export function validateRunRequest(options: ResolvedRunnerOptions, request: unkn
   if (typeof request !== 'object' || request === null) throw invalid('request');
   const { userId, sessionId, message, durable, signal, onAdmitted, runId } = request as RunRequest;
   if (!isValidId(userId)) throw invalid('user_id');
-  if (sessionId !== undefined && !(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
+  if (sessionId !== undefined && !isTokenId(sessionId)) throw invalid('session_id');
   if (userContent(message) === null) throw invalid('message');
   if (durable !== undefined && typeof durable !== 'boolean') throw invalid('durable');
   if (durable === true && options.ledger === null) throw invalid('durable');
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
   if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
-  return { userId, sessionId: sessionId ?? randomId('ses-'), message, durable: durable === true, signal, onAdmitted, runId };
+  return { userId, sessionId: sessionId ?? newSessionId(), message, durable: durable === true, signal, onAdmitted, runId };
 }
 
 /** A resume request after validation. */
@@ -81,9 +79,9 @@ export function validateResumeRequest(options: ResolvedRunnerOptions, request: u
   if (typeof request !== 'object' || request === null) throw invalid('request');
   const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId } = request as ResumeRequest;
   if (!isValidId(userId)) throw invalid('user_id');
-  if (!(typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId))) throw invalid('session_id');
+  if (!isTokenId(sessionId)) throw invalid('session_id');
   if (!isInvocationId(invocationId)) throw invalid('invocation_id');
-  if (callId !== undefined && !isCallId(callId)) throw invalid('call_id');
+  if (callId !== undefined && !isTokenId(callId)) throw invalid('call_id');
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
   if (callId === undefined && (confirmed !== undefined || payload !== undefined)) throw invalid('call_id');

@@ -12,12 +12,12 @@ import { RunnerError } from '../runner.errors';
 import { traceRunner } from '../runner-trace';
 import { declarationsOf } from './tool-resolution';
 import { answerToolTurn, type ToolTurn } from './tool-turn';
+import { isTokenId } from '../../shared/ids/id-rule';
 
 /** How an agent's loop ended: a final text, or paused on calls awaiting confirmation. */
 export type LoopEnd = { readonly kind: 'final'; readonly text: string } | { readonly kind: 'paused'; readonly pendingCallIds: readonly string[] };
 
 /** Call ids that are safe in a URL and a log: the Runner assigns one to any call without such an id. */
-const CALL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * An agent's model loop (spec 03 §6.4): model turn, tool turn, until a final answer or a pause.
@@ -124,7 +124,7 @@ function toolCallsOf(response: ModelResponse): ToolCall[] {
   const calls = raw.map((entry: unknown) => {
     if (typeof entry !== 'object' || entry === null) throw new RunnerError('model_failed', { reason: 'invalid_response' });
     const { id, name, args } = entry as { id?: unknown; name?: unknown; args?: unknown };
-    const callId = typeof id === 'string' && CALL_ID.test(id) && !seen.has(id) ? id : randomId('call-').slice(0, 21);
+    const callId = isTokenId(id) && !seen.has(id) ? id : randomId('call-').slice(0, 21);
     seen.add(callId);
     return Object.freeze({ id: callId, name: typeof name === 'string' ? name : '', args: jsonOrNull(args) });
   });

@@ -1,11 +1,10 @@
-import { isValidId } from '../../shared/ids/id-rule';
+import { isTokenId, isValidId } from '../../shared/ids/id-rule';
 import { readOptions, readOwnData } from '../../shared/options/option-reader';
 import { isBoolean } from '../../shared/options/option-rules';
 import type { Message } from '../content.types';
 import { userContent } from '../loop/message';
 import type { StartRunRequest } from './run-registry.types';
 import { RunnerError } from '../runner.errors';
-import { SESSION_ID_PATTERN } from '../session.types';
 
 /** The record field each argument of `start` is reported as. */
 const FIELD_NAMES: Readonly<Record<string, string>> = { userId: 'user_id', sessionId: 'session_id' };
@@ -13,7 +12,7 @@ const FIELD_NAMES: Readonly<Record<string, string>> = { userId: 'user_id', sessi
 const START_RULES = {
   agent: (value: unknown) => typeof value === 'string' && value.length > 0,
   userId: (value: unknown) => isValidId(value),
-  sessionId: (value: unknown) => typeof value === 'string' && SESSION_ID_PATTERN.test(value),
+  sessionId: isTokenId,
   message: (value: unknown) => userContent(value) !== null,
   durable: isBoolean,
 };

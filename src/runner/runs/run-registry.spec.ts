@@ -5,7 +5,7 @@ import type { RegistryRunner, RunStreamItem, RunStatusRecord } from './run-regis
 import type { RunRegistryOptions } from './run-registry-options';
 import { RunnerError } from '../runner.errors';
 import type { ResumeRequest } from '../runner.types';
-import { SESSION_ID_PATTERN } from '../session.types';
+import { TOKEN_ID_PATTERN } from '../../shared/ids/id-rule';
 import { RegistryRunnerDouble, type ScriptedInvocation } from './testing/registry-runner-double';
 
 /** Lets every queued promise job and store write run. */
@@ -88,7 +88,7 @@ describe('RunRegistry (spec 03 §9)', () => {
       const started = await t.registry.start({ agent: 'assistant', userId: 'user-1', message: 'hello' });
       expect(Object.keys(started).sort()).toEqual(['run_id', 'session_id']);
       expect(started.run_id).toMatch(/^run-[A-Za-z0-9_-]{24}$/);
-      expect(started.session_id).toMatch(SESSION_ID_PATTERN);
+      expect(started.session_id).toMatch(TOKEN_ID_PATTERN);
       expect(Object.isFrozen(started)).toBe(true);
       await flush();
       expect(await t.registry.get(started.run_id)).toMatchObject({ status: 'pending', invocation_id: null, last_seq: 0 });

@@ -6,6 +6,7 @@ import { isValidId } from '../../shared/ids/id-rule';
 import { readOptions } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
 import { randomId } from '../../shared/ids/random-id';
+import { newSessionId } from '../session-id';
 import { sleep, within } from '../../shared/time/timeout';
 import { driveInvocation, resumeTakenOver, type ActiveRun, type Invoke } from './run-driver';
 import { cancelledEnding, type RunEnding } from './run-outcome';
@@ -81,7 +82,7 @@ export class RunRegistry {
     this.assertAccepting();
     const runner = this.getRunner(agent);
     const runId = randomId('run-');
-    const sessionId = givenSessionId ?? randomId('ses-');
+    const sessionId = givenSessionId ?? newSessionId();
     const now = this.clock.wallNow();
     const run: StoredRun = Object.freeze({
       schema_version: 1,

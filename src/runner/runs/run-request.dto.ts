@@ -6,7 +6,7 @@ import { requestValidationExceptionFactory } from '../../http/request-body-valid
 import type { JsonValue, Message } from '../content.types';
 import { userContent } from '../loop/message';
 import { RunnerError } from '../runner.errors';
-import { SESSION_ID_PATTERN } from '../session.types';
+import { TOKEN_ID_PATTERN } from '../../shared/ids/id-rule';
 
 /** A string, or a user Content `{role: 'user', parts}` (spec 03 §2). */
 const IsRunMessage = () => ValidateBy({ name: 'isRunMessage', validator: { validate: (value: unknown) => userContent(value) !== null } });
@@ -22,7 +22,7 @@ export class StartRunBody {
   user_id?: string;
 
   /** `^[A-Za-z0-9._:-]{1,128}$`; generated when absent. */
-  @IsOptional() @IsString() @Matches(SESSION_ID_PATTERN)
+  @IsOptional() @IsString() @Matches(TOKEN_ID_PATTERN)
   session_id?: string;
 
   @IsDefined() @IsRunMessage()

@@ -5,6 +5,7 @@ import type { TableSpec } from '../../database/table-spec';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/time/clock';
+import { TelemetryEvents } from '../../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ArtifactService, ComponentCapabilities, MemoryService } from '../services.types';
@@ -287,7 +288,7 @@ export class ServiceGeneration {
 
   #emit(event: 'started' | 'stopped', reason: string | null): void {
     if (this.deps.events === undefined) return;
-    emitSafely(this.deps.events, 'agent_runtime.services.generation', { event, generation: this.generation, profile: this.compiled.profile, reason });
+    emitSafely(this.deps.events, TelemetryEvents.servicesGeneration, { event, generation: this.generation, profile: this.compiled.profile, reason });
   }
 }
 

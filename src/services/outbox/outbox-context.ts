@@ -3,12 +3,13 @@ import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf, type PgPool } from '../../database/postgres-pool';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
 import type { Clock } from '../../shared/time/clock';
+import { TelemetryEvents } from '../../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { OutboxJobPhase } from './outbox.schema';
 import type { ResolvedMemoryOutboxOptions } from './outbox-options';
 import { outboxStatements, type OutboxStatements } from './outbox-sql';
-import { MEMORY_OUTBOX_JOB_EVENT, type OutboxJobTelemetry } from './outbox.types';
+import type { OutboxJobTelemetry } from './outbox.types';
 
 /** `statement_timeout` of the outbox's transactions (health uses its own 1000 ms). */
 export const OUTBOX_STATEMENT_TIMEOUT_MS = 10_000;
@@ -61,7 +62,7 @@ export class OutboxContext {
   transition(from: OutboxJobPhase | null, to: OutboxJobPhase, attempts: number, reason: string | null = null): void {
     if (this.events === undefined) return;
     const payload: OutboxJobTelemetry = Object.freeze({ from, to, attempts, reason });
-    emitSafely(this.events, MEMORY_OUTBOX_JOB_EVENT, payload);
+    emitSafely(this.events, TelemetryEvents.memoryOutboxJob, payload);
   }
 }
 

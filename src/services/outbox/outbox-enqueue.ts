@@ -14,11 +14,11 @@ import { rowNumber, type OutboxContext } from './outbox-context';
 import { pruneOnce } from './outbox-prune';
 import { lockUsage, scopeUsageKey, UsageChanges } from './outbox-usage';
 import { DEFAULT_OUTBOX_ADAPTER_ID, type OutboxEnqueueResult } from './outbox.types';
+import { isTokenId } from '../../shared/ids/id-rule';
 
 /** Largest `baseJobId`, in UTF-8 bytes. */
 export const MAX_BASE_JOB_ID_BYTES = 1024;
 /** An adapter id: what `registerAdapter` and `enqueue` accept. */
-export const OUTBOX_ADAPTER_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 const REQUEST_KEYS = ['appName', 'userId', 'baseJobId', 'events', 'maxAttempts', 'adapterId'] as const;
@@ -114,7 +114,7 @@ function checkJob(request: unknown, context: OutboxContext): CheckedJob {
   if (typeof baseJobId !== 'string' || baseJobId.length === 0 || UNSTORABLE.test(baseJobId) || Buffer.byteLength(baseJobId, 'utf8') > MAX_BASE_JOB_ID_BYTES) {
     throw invalid('baseJobId');
   }
-  if (adapterId !== undefined && (typeof adapterId !== 'string' || !OUTBOX_ADAPTER_ID.test(adapterId))) throw invalid('adapterId');
+  if (adapterId !== undefined && !isTokenId(adapterId)) throw invalid('adapterId');
   if (maxAttempts !== undefined && !isSafeIntegerAtLeast(maxAttempts, 1)) throw invalid('maxAttempts');
   if (typeof maxAttempts === 'number' && maxAttempts > o.maxAttempts) throw new RuntimeServiceError('memory_outbox_runner_max_attempts_exceeded', { limit: 'maxAttempts' });
   if (!Array.isArray(events) || types.isProxy(events) || events.length === 0) throw invalid('events');

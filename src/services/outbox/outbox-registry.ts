@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/time/clock';
 import { RuntimeServiceError } from '../runtime-service.errors';
-import { OUTBOX_ADAPTER_ID } from './outbox-enqueue';
+import { isTokenId } from '../../shared/ids/id-rule';
 import type { OutboxDeliveryTarget } from './outbox.types';
 
 /**
@@ -13,7 +13,7 @@ export class OutboxRegistry {
 
   /** Registers (or replaces) the target of `adapterId` (`^[A-Za-z0-9._:-]{1,128}$`, else a `TypeError`). */
   register(adapterId: string, target: OutboxDeliveryTarget): void {
-    if (typeof adapterId !== 'string' || !OUTBOX_ADAPTER_ID.test(adapterId)) throw new TypeError('adapterId must match ^[A-Za-z0-9._:-]{1,128}$');
+    if (!isTokenId(adapterId)) throw new TypeError('adapterId must match ^[A-Za-z0-9._:-]{1,128}$');
     if (typeof target?.addEvents !== 'function') throw new TypeError('target must have an addEvents method');
     this.#targets.set(adapterId, target);
     for (const wake of [...this.#waiters]) wake();

@@ -2,9 +2,6 @@ import type { SessionEvent } from '../../runner/session.types';
 import type { AdapterCallOptions, IngestionCount, MemoryScope } from '../services.types';
 import type { OutboxJobPhase } from './outbox.schema';
 
-/** Telemetry event of every job transition the outbox makes. */
-export const MEMORY_OUTBOX_JOB_EVENT = 'agent_runtime.memory_outbox.job';
-
 /** The adapter id of the durable profile's memory adapter, the default of `enqueue`. */
 export const DEFAULT_OUTBOX_ADAPTER_ID = 'durable-local-memory-v1';
 
@@ -52,7 +49,7 @@ export interface OutboxHealthRecord {
   readonly oldest_due_lag_ms: number;
 }
 
-/** Payload of {@link MEMORY_OUTBOX_JOB_EVENT}: phases, the attempt count and a code. */
+/** Payload of `TelemetryEvents.memoryOutboxJob`: phases, the attempt count and a code. */
 export interface OutboxJobTelemetry {
   /** `null` for a job just enqueued. */
   readonly from: OutboxJobPhase | null;

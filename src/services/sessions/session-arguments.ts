@@ -5,10 +5,11 @@ import { systemClock, type Clock } from '../../shared/time/clock';
 import { isValidId } from '../../shared/ids/id-rule';
 import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
-import { randomId } from '../../shared/ids/random-id';
+import { newSessionId } from '../../runner/session-id';
 import type { JsonObject, JsonValue } from '../../runner/content.types';
 import { RunnerError } from '../../runner/runner.errors';
-import { SESSION_ID_PATTERN, type SessionEventKind, type SessionRef } from '../../runner/session.types';
+import type { SessionEventKind, SessionRef } from '../../runner/session.types';
+import { isTokenId } from '../../shared/ids/id-rule';
 
 /** Longest `appName`, in UTF-16 code units (spec 03 §5). */
 export const MAX_APP_NAME_LENGTH = 128;
@@ -30,15 +31,11 @@ export function isAppName(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_APP_NAME_LENGTH && isValidId(value, MAX_APP_NAME_LENGTH * 3);
 }
 
-/** A session id: `^[A-Za-z0-9._:-]{1,128}$` ({@link SESSION_ID_PATTERN}). */
+/** A session id: a token id ({@link isTokenId}). */
 export function isSessionId(value: unknown): value is string {
-  return typeof value === 'string' && SESSION_ID_PATTERN.test(value);
+  return isTokenId(value);
 }
 
-/** A new session id, `ses-` + 24 base64url characters: it fits {@link SESSION_ID_PATTERN}. */
-export function newSessionId(): string {
-  return randomId('ses-');
-}
 
 /** A JSON argument as a store keeps it: its canonical text and a deep-frozen copy. */
 export interface JsonDocument<T extends JsonValue = JsonValue> {

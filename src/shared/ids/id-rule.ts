@@ -15,3 +15,15 @@ export function isValidId(value: unknown, maxBytes: number = MAX_ID_BYTES): valu
   if (value.length * 3 > maxBytes && Buffer.byteLength(value, 'utf8') > maxBytes) return false;
   return value.isWellFormed() && !CONTROL_CHARACTER.test(value);
 }
+
+/**
+ * The one rule of token ids, which travel in URLs, headers and lock keys: 1..128 characters of
+ * `A-Z a-z 0-9 . _ : -` (session, call, instance and outbox adapter ids). `@Matches` of a DTO uses
+ * the pattern, everything else {@link isTokenId}.
+ */
+export const TOKEN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** True for a string that follows {@link TOKEN_ID_PATTERN}. */
+export function isTokenId(value: unknown): value is string {
+  return typeof value === 'string' && TOKEN_ID_PATTERN.test(value);
+}
