@@ -2,7 +2,7 @@ import type { ClassProvider, ExistingProvider, FactoryProvider } from '@nestjs/c
 import { ClusterInstance } from '../cluster/cluster-instance';
 import { ClusterAdmissionController } from './cluster/cluster-admission-controller';
 import { readOptions } from '../shared/options/option-reader';
-import { asTelemetrySink, optionalEventEmitter } from '../shared/nest/event-emitter.provider';
+import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import type { AdmissionConfig } from './admission-config';
 import { AdmissionController } from './admission-controller';
 import { ADMISSION_OPTIONS, ADMISSION_SERVICE } from './admission.constants';

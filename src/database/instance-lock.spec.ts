@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { advisoryLockKey, InstanceLock, type LockConnection } from './instance-lock';
 
 /** A fake lock connection: answers `pg_try_advisory_lock` with what the test says, can be killed. */

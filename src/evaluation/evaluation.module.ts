@@ -4,7 +4,7 @@ import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { RunRegistry } from '../runner/runs/run-registry';
 import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { isNonEmptyString } from '../shared/options/option-rules';
-import { asTelemetrySink, optionalEventEmitter } from '../shared/nest/event-emitter.provider';
+import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { EvalServiceError } from './eval.errors';
 import { EvaluationController } from './evaluation.controller';
 import { EvalServiceHealthIndicator } from './evaluation.health';

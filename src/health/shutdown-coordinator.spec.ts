@@ -1,4 +1,4 @@
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { ShutdownCoordinator, SHUTDOWN_PHASES, type ShutdownLog, type ShutdownPhase } from './shutdown-coordinator';
 
 class RecordingLog implements ShutdownLog {

@@ -1,4 +1,4 @@
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { finishWithRetry } from './finish-retry';
 import type { InvocationRecord } from './invocation-record';
 import { LedgerError, type LedgerErrorCode } from './ledger.errors';

@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
-import { asTelemetrySink, optionalEventEmitter } from '../shared/nest/event-emitter.provider';
+import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { AuditChainVerifier, auditChainVerifierOf } from './audit-log/audit-chain-verifier';
 import { AuditRecorder } from './audit-log/audit-recorder';
 import { AuditSink } from './audit-log/audit-sink';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import type { InvocationLedger } from '../ledger/invocation-ledger';
 import { LedgerError } from '../ledger/ledger.errors';
 import { LeaseRecoveryService, leaseRecoverySettings } from './lease-recovery.service';

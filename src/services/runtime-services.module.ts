@@ -3,7 +3,7 @@ import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module'
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { isNonEmptyString } from '../shared/options/option-rules';
-import { asTelemetrySink, optionalEventEmitter } from '../shared/nest/event-emitter.provider';
+import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 import { createRuntimeServices } from './bundle/runtime-services-factory';
 import { RuntimeServiceError } from './runtime-service.errors';

@@ -7,4 +7,4 @@
  * const admission = new AdmissionController({ globalLimit: 1, overflow: 'queue', defaultQueueTimeoutMs: 1000 }, { clock });
  * clock.advance(1000); // queued requests past their deadline fail now
  */
-export { ManualClock } from './manual-clock';
+export { ManualClock } from '../shared/time/manual-clock';

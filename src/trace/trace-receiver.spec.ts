@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { sha256Hex } from '../shared/text/sha256';
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { PendingAdmission } from './pending-admission';
 import { newCapability, TraceReceiver } from './trace-receiver';
 import { TraceStore } from './trace-store';

@@ -1,4 +1,4 @@
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { TraceStore } from './trace-store';
 import { resolveTraceStoreOptions, type TraceStoreOptions } from './trace-store-options';
 import { thrown } from './testing/trace-store-fixture';

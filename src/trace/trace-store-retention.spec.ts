@@ -1,4 +1,4 @@
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { cursorsOf, flushImmediates, observability, setup, thrown } from './testing/trace-store-fixture';
 
 const A = 'tenant-a';

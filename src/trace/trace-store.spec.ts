@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { sha256Hex } from '../shared/text/sha256';
-import { ManualClock } from '../testing/manual-clock';
+import { ManualClock } from '../shared/time/manual-clock';
 import { TraceStore } from './trace-store';
 import { TraceStoreError } from './trace-store.errors';
 import type { TraceQueryOptions, TraceSelector } from './trace-store.types';

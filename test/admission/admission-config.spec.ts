@@ -3,7 +3,7 @@ import type { AdmissionConfig } from '../../src/admission/admission-config';
 import { AdmissionError } from '../../src/admission/admission.errors';
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
 import { isValidId } from '../../src/shared/ids/id-rule';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { ADMISSION_VARIANTS, admissionSuite, refusal } from '../support/admission-controller-fixture';
 
 /** Values that break each option's rule, with a marker number or string where the value is searchable. */

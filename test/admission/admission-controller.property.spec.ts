@@ -35,7 +35,7 @@ import type { AdmissionRequestOptions } from '../../src/admission/admission-requ
 import type { AdmissionService } from '../../src/admission/admission-service';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { ADMISSION_VARIANTS, admissionSuite, type AdmissionFixture, type AdmissionSuite } from '../support/admission-controller-fixture';
 
 // ---- generated scenario -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import { MAX_TIMER_DELAY_MS } from '../../src/shared/time/clock';
 import type { AdmissionService } from '../../src/admission/admission-service';
 import { AdmissionError } from '../../src/admission/admission.errors';
 import type { Permit } from '../../src/admission/permit';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { ADMISSION_VARIANTS, EarlyClock, TimerlessClock, admissionSuite, granted, refusal, thrown } from '../support/admission-controller-fixture';
 
 describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {

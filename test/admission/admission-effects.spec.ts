@@ -3,7 +3,7 @@ import { runInThisContext } from 'node:vm';
 import type { AdmissionConfig } from '../../src/admission/admission-config';
 import type { AdmissionDecisionEvent, AdmissionStatus, SubmitResult } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { ADMISSION_VARIANTS, admissionSuite, granted } from '../support/admission-controller-fixture';
 import { seededRandom } from '../../src/shared/testing/seeded-random';
 

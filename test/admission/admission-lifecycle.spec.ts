@@ -3,7 +3,7 @@ import type { AdmissionService } from '../../src/admission/admission-service';
 import { AdmissionError, type AdmissionErrorCode } from '../../src/admission/admission.errors';
 import type { AdmissionOutcome } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { ADMISSION_VARIANTS, admissionSuite, granted, refusal, thrown, type AdmissionFixture } from '../support/admission-controller-fixture';
 
 /** A manual clock that can be skewed backwards, to show that wait_ms never goes negative. */

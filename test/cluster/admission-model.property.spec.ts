@@ -19,7 +19,7 @@ import type { AdmissionRequestOptions } from '../../src/admission/admission-requ
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
 import { AdmissionError } from '../../src/admission/admission.errors';
 import { rejected } from '../../src/shared/testing/rejected';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
 import { clusterNode, terminateSessions } from './admission-fixture';

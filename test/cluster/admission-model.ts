@@ -38,7 +38,7 @@ import type { SubmitResult } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
 import { poolOf } from '../../src/database/postgres-pool';
 import type { Clock } from '../../src/shared/time/clock';
-import type { ManualClock } from '../../src/testing/manual-clock';
+import type { ManualClock } from '../../src/shared/time/manual-clock';
 import type { DatabaseHarness } from '../support/database-harness';
 import { tick, type ClusterNode } from './admission-fixture';
 

@@ -4,7 +4,7 @@ import type { SubmitResult } from '../../src/admission/admission.types';
 import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
 import { rejected } from '../../src/shared/testing/rejected';
 import { thrown } from '../../src/shared/testing/thrown';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
 import { clusterNode, rowCounts, tick } from './admission-fixture';

@@ -4,7 +4,7 @@ import { EvalServiceError } from '../../src/evaluation/eval.errors';
 import { resolvePreparationOptions, type PreparationOptions } from '../../src/evaluation/preparation/preparation-options';
 import { RequestPreparationPool, type RequestPreparationPoolDeps } from '../../src/evaluation/preparation/request-preparation-pool';
 import { sha256Hex } from '../../src/shared/text/sha256';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import { deepMetadataRequest, escapeHeavyRequest, metricsFloodRequest, nearLimitRequest, oversizedRequest, validSubmitRequest } from '../support/eval-requests';
 import { rejected } from '../../src/shared/testing/rejected';
 

@@ -2,7 +2,7 @@ import { ScopeRouter } from '../../src/services/router/scope-router';
 import type { ScopeRouterSettings } from '../../src/services/router/router-options';
 import { checkMemoryScope, scopeKey } from '../../src/services/service-scope';
 import type { AdapterCallOptions, MemoryScope } from '../../src/services/services.types';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 
 /** A promise the test settles. */
 export interface Deferred<T = void> {

@@ -4,7 +4,7 @@ import type { AdmissionService } from '../../src/admission/admission-service';
 import { thrown as thrownBy } from '../../src/shared/testing/thrown';
 import type { AdmissionDecisionEvent, AdmissionOutcome, SubmitResult } from '../../src/admission/admission.types';
 import type { Permit } from '../../src/admission/permit';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 import type { TelemetrySink } from '../../src/telemetry/telemetry-sink';
 import { ADMISSION_VARIANTS, useAdmissionVariant, type AdmissionVariant, type AdmissionVariantName } from './admission-variants';
 

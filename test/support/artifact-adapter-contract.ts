@@ -3,7 +3,7 @@ import { RuntimeServiceError, type RuntimeServiceErrorCode } from '../../src/ser
 import type { ArtifactAdapter } from '../../src/services/artifacts/artifact-adapter.types';
 import type { ArtifactScope, ComponentCapabilities } from '../../src/services/services.types';
 import { randomId } from '../../src/shared/ids/random-id';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 
 /** Builds the adapter under test with `adapterConfig` on `clock` (its `wallNow()` gives `created_at_ms`). */
 export type ArtifactAdapterFactory = (adapterConfig: Record<string, number>, clock: ManualClock) => Promise<ArtifactAdapter>;

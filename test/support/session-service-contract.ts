@@ -2,7 +2,7 @@ import { randomId } from '../../src/shared/ids/random-id';
 import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
 import { TOKEN_ID_PATTERN } from '../../src/shared/ids/id-rule';
 import { type NewSessionEvent, type SessionRef, type SessionService } from '../../src/runner/session.types';
-import { ManualClock } from '../../src/testing/manual-clock';
+import { ManualClock } from '../../src/shared/time/manual-clock';
 
 /** Builds the service under test on `clock` (its `wallNow()` gives the record timestamps). */
 export type SessionServiceFactory = (clock: ManualClock) => Promise<SessionService>;

@@ -5,7 +5,7 @@ import { RunRegistry } from '../../runner/runs/run-registry';
 import { Runner } from '../../runner/runner';
 import type { SessionRef } from '../../runner/session.types';
 import { untilAborted } from '../../shared/async/abortable';
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import type { EvalCase, EvalExecution, EvalMetric, EvalResult, EvalTaskOutcome } from '../eval.types';
 import { EVAL_USER_ID } from './case-run';
 import { LocalEvalExecutor } from './local-eval-executor';

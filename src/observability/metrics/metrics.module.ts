@@ -8,7 +8,7 @@ import { RunRegistry } from '../../runner/runs/run-registry';
 import { RUNS_MODULE_OPTIONS, type ResolvedRunsModuleOptions } from '../../runner/runs/runs-module-options';
 import { moduleBuilder } from '../../shared/nest/module.builder';
 import { readOptions } from '../../shared/options/option-reader';
-import { optionalEventEmitter } from '../../shared/nest/event-emitter.provider';
+import { optionalEventEmitter } from '../../telemetry/event-emitter.provider';
 import { TraceStore } from '../../trace/trace-store';
 import { configuredAgentIds, resolvedAdmissionConfig } from './configured-agents';
 import { metricsController } from './metrics.controller';

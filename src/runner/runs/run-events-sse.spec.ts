@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { pipeRunEvents, sseFrame, SSE_HEARTBEAT_MS, type SseTarget } from './run-events-sse';
 import { RunRegistry } from './run-registry';
 import { RegistryRunnerDouble } from './testing/registry-runner-double';

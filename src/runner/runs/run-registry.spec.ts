@@ -1,4 +1,4 @@
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { InMemoryRunStore } from './stores/in-memory-run-store';
 import { RunRegistry } from './run-registry';
 import type { RegistryRunner, RunStreamItem, RunStatusRecord } from './run-registry.types';

@@ -1,5 +1,5 @@
 import { describeArtifactAdapterContract, expectArtifactCapabilities, serviceError } from '../../../test/support/artifact-adapter-contract';
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { InMemoryArtifactAdapter } from './in-memory-artifact-adapter';
 
 describeArtifactAdapterContract('InMemoryArtifactAdapter', async (adapterConfig, clock) => new InMemoryArtifactAdapter({ adapterConfig, clock }));

@@ -1,4 +1,4 @@
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { createRuntimeServices } from './runtime-services-factory';
 import type { ServiceGeneration } from './service-generation';
 

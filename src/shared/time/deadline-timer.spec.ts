@@ -1,4 +1,4 @@
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from './manual-clock';
 import { MAX_TIMER_DELAY_MS } from './clock';
 import { DeadlineTimer } from './deadline-timer';
 

@@ -1,4 +1,4 @@
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from './manual-clock';
 import { sleep, TimeoutError, within } from './timeout';
 
 describe('within', () => {

@@ -1,5 +1,5 @@
 import { thrown as thrownBy } from '../../shared/testing/thrown';
-import { ManualClock } from '../../testing/manual-clock';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { TraceStore } from '../trace-store';
 import type { TraceStoreOptions } from '../trace-store-options';
 import { TraceStoreError } from '../trace-store.errors';

@@ -4,7 +4,7 @@ import { AdmissionController } from '../../../src/admission/admission-controller
 import type { AdmissionStatus } from '../../../src/admission/admission.types';
 import { RuntimeMetrics } from '../../../src/observability/metrics/runtime-metrics';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
-import { ManualClock } from '../../../src/testing/manual-clock';
+import { ManualClock } from '../../../src/shared/time/manual-clock';
 import { observability } from '../../../src/trace/testing/trace-store-fixture';
 import { TraceStore } from '../../../src/trace/trace-store';
 import { parseExposition, seriesOf, valueOf } from './exposition';

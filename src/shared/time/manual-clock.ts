@@ -1,4 +1,4 @@
-import { MAX_TIMER_DELAY_MS, type Clock } from '../shared/time/clock';
+import { MAX_TIMER_DELAY_MS, type Clock } from './clock';
 
 interface ManualTimer {
   readonly due: number;

@@ -1,5 +1,5 @@
 import type { OptionalFactoryDependency } from '@nestjs/common';
-import type { TelemetrySink } from '../../telemetry/telemetry-sink';
+import type { TelemetrySink } from './telemetry-sink';
 
 /**
  * Factory dependency that injects `EventEmitter2` when `@nestjs/event-emitter` is installed and its
