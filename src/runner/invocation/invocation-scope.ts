@@ -11,7 +11,7 @@ import type { SessionEvent, SessionRef } from '../session.types';
 import type { Toolset } from '../agent.types';
 import { visibleState } from '../durable/continuations';
 import type { DurableRecord } from '../durable/durable-record';
-import type { RunSpans } from '../../observability/tracing/run-spans';
+import type { RunSpans } from '../tracing/run-tracer';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =

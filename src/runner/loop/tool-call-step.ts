@@ -14,7 +14,7 @@ import { RunnerError } from '../runner.errors';
 import { runSubAgent } from './sub-agent';
 import { invalidArgumentsResponse, NOT_AN_OBJECT } from './tool-arguments';
 import { resolveTool, type Resolution } from './tool-resolution';
-import type { ToolSpan } from '../../observability/tracing/run-spans';
+import type { ToolSpan } from '../tracing/run-tracer';
 
 /** Outcomes of a tool call (trace and telemetry vocabulary, spec 03 §8). */
 export type ToolCallOutcome =

@@ -8,8 +8,8 @@ import type { Continuation } from '../durable/continuations';
 import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent } from './event-recorder';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { HistoryEntry, ToolCall } from '../models/model.types';
-import { traceRunner } from '../runner-trace';
-import type { ToolSpan } from '../../observability/tracing/run-spans';
+import { traceRunner } from '../tracing/runner-trace';
+import type { ToolSpan } from '../tracing/run-tracer';
 import { prepareCall, runCall, type CallResult, type PendingCall, type ToolCallOutcome } from './tool-call-step';
 
 /** One tool turn to answer: its calls in model order, and what a resume already knows about them. */

@@ -1,10 +1,13 @@
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
-import type { JsonValue } from '../../runner/content.types';
-import type { ToolCallOutcome } from '../../runner/loop/tool-call-step';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
+import type { JsonValue } from '../content.types';
+import type { ToolCallOutcome } from '../loop/tool-call-step';
+
+// The tracer the Runner calls at its observability points (spec 03 §6, §8). The Runner defines it and
+// ships the no-op one; `openTelemetryTracing()` of the observability module implements it with spans.
 
 /** How admission ended for an invocation. */
-export type AdmissionOutcome = 'admitted' | 'rejected' | 'aborted';
+export type RunAdmissionOutcome = 'admitted' | 'rejected' | 'aborted';
 
 /** A span the Runner's work runs inside. */
 export interface WorkSpan {
@@ -37,7 +40,7 @@ export interface ToolSpan extends WorkSpan {
  */
 export interface RunSpans {
   /** The admission wait, as an event on the run span. */
-  admission(outcome: AdmissionOutcome, waitMs: number, reason?: string): void;
+  admission(outcome: RunAdmissionOutcome, waitMs: number, reason?: string): void;
   /** A decision of the run's own checks (agent, input, final output), as an event on the run span: `null` is an allow. */
   policy(operation: PolicyOperation, denied: PolicyDecision | null): void;
   startChat(agentName: string, modelName: string | undefined): ChatSpan;
@@ -46,7 +49,10 @@ export interface RunSpans {
   end(outcome: string, code: string | undefined, details: ErrorDetails | undefined): void;
 }
 
-/** Starts the spans of each invocation of one Runner. */
+/**
+ * Starts the spans of each invocation of one Runner: the Runner's `tracing` option. `startRun` and
+ * every method of what it returns must never throw.
+ */
 export interface RunTracer {
   startRun(agentName: string, invocationId: string, runId: string | undefined): RunSpans;
 }
@@ -64,5 +70,5 @@ export const NO_RUN_SPANS: RunSpans = Object.freeze({
   end: () => undefined,
 });
 
-/** The tracer of a Runner without tracing (or without the OpenTelemetry API). */
+/** The tracer of a Runner without tracing: the default of the `tracing` option. */
 export const NO_RUN_TRACER: RunTracer = Object.freeze({ startRun: () => NO_RUN_SPANS });

@@ -1,4 +1,4 @@
-import type { InvocationScope } from './invocation/invocation-scope';
+import type { InvocationScope } from '../invocation/invocation-scope';
 
 /** Metadata keys a Runner event may carry: names and ids only (spec 03 §8). */
 export interface RunnerTraceMetadata {
