@@ -39,8 +39,8 @@ export type {
 } from './runs/run-registry.types';
 export type { RunSubscription } from './runs/run-subscription';
 export { InMemoryRunStore } from './runs/stores/in-memory-run-store';
-export type { RunStore } from './runs/stores/run-store';
-export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs/runs.module';
+export { RunStore } from './runs/stores/run-store';
+export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory, type RunStoreDeclaration, type RunStoreProvider } from './runs/runs.module';
 export type { ResolveUserId, RunsModuleOptions } from './runs/runs-module-options';
 export { RunsHealthIndicator } from './runs/runs.health';
 export type { ToolArtifacts, ToolMemory } from './loop/tool-services';

@@ -93,6 +93,13 @@ export interface RunStore {
   adoptOrphans?(adopt: (run: StoredRun) => void): () => void;
 }
 
+/**
+ * Injection token of the run store `RunsModule`'s registry uses, named like the interface, so
+ * `@Inject(RunStore) store: RunStore` reads as it means. Bound to the in-memory store by default; a
+ * `store` provider given to `RunsModule` (`PostgresRunStoreProvider`) binds another.
+ */
+export const RunStore = Symbol('RunStore');
+
 /** The statuses a run ends in. */
 export const FINISHED_STATUSES: readonly RunStatus[] = Object.freeze(['completed', 'failed', 'cancelled', 'timed_out']);
 
