@@ -43,6 +43,6 @@ export { RunStore } from './runs/stores/run-store';
 export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory, type RunStoreDeclaration, type RunStoreProvider } from './runs/runs.module';
 export type { ResolveUserId, RunsModuleOptions } from './runs/runs-module-options';
 export { RunsHealthIndicator } from './runs/runs.health';
-export type { ToolArtifacts, ToolMemory } from './loop/tool-services';
-export type { ToolCallOutcome } from './loop/tool-call-step';
+export type { ToolArtifacts, ToolMemory } from './tools/tool-services';
+export type { ToolCallOutcome } from './tools/tool-call-step';
 export type { RunTracer, RunSpans, ChatSpan, ToolSpan, WorkSpan, RunAdmissionOutcome } from './tracing/run-tracer';

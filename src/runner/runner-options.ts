@@ -15,7 +15,7 @@ import { RunnerError } from './runner.errors';
 import type { PermitSource } from '../admission/admission-service';
 import type { RunnerLogger } from './runner.types';
 import type { SessionService } from './session.types';
-import type { ArtifactService, MemoryService } from './tool-services.types';
+import type { ArtifactService, MemoryService } from './tools/tool-services.types';
 import { NO_RUN_TRACER, type RunTracer } from './tracing/run-tracer';
 
 /** Admission after validation: `queueTimeoutMs` absent means the controller's default. */

@@ -10,7 +10,7 @@ import type { TraceStoreBinding } from '../trace/trace-producer';
 import type { Agent, RunnerPlugin } from './agent.types';
 import type { Content, JsonValue, Message } from './content.types';
 import type { SessionEvent, SessionService } from './session.types';
-import type { ArtifactService, MemoryService } from './tool-services.types';
+import type { ArtifactService, MemoryService } from './tools/tool-services.types';
 import type { RunTracer } from './tracing/run-tracer';
 
 /** Admission for every invocation (spec 03 §5). */

@@ -11,7 +11,7 @@ export type {
   PageRequest,
   SaveArtifactRequest,
   ServiceCallOptions,
-} from '../runner/tool-services.types';
+} from '../runner/tools/tool-services.types';
 
 /** What an adapter operation receives from its worker: the time left and a signal that aborts with the call. */
 export interface AdapterCallOptions {

@@ -2,7 +2,7 @@ import type { Attributes, Context, Span, SpanKind, Tracer } from '@opentelemetry
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { JsonValue } from '../../runner/content.types';
 import { RunnerError } from '../../runner/runner.errors';
-import type { ToolCallOutcome } from '../../runner/loop/tool-call-step';
+import type { ToolCallOutcome } from '../../runner/tools/tool-call-step';
 import { NO_RUN_SPANS, type RunAdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from '../../runner/tracing/run-tracer';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { GenAiAttributes as G, GenAiOperations, RuntimeAttributes as R } from './gen-ai-attributes';

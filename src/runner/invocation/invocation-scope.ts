@@ -1,7 +1,7 @@
 import { randomId } from '../../shared/ids/random-id';
 import { isValidId } from '../../shared/ids/id-rule';
 import type { ReadonlyContext, ToolContext, ConfirmationDecision } from '../agent.types';
-import { toolArtifacts, toolMemory } from '../loop/tool-services';
+import { toolArtifacts, toolMemory } from '../tools/tool-services';
 import type { JsonObject } from '../content.types';
 import { EventChannel } from '../loop/event-channel';
 import type { ResolvedRunnerOptions } from '../runner-options';

@@ -1,7 +1,7 @@
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import type { JsonValue } from '../content.types';
-import type { ToolCallOutcome } from '../loop/tool-call-step';
+import type { ToolCallOutcome } from '../tools/tool-call-step';
 
 // The tracer the Runner calls at its observability points (spec 03 §6, §8). The Runner defines it and
 // ships the no-op one; `openTelemetryTracing()` of the observability module implements it with spans.

@@ -1,8 +1,8 @@
-import { randomId } from '../../src/shared/ids/random-id';
-import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
-import { TOKEN_ID_PATTERN } from '../../src/shared/ids/id-rule';
-import { type NewSessionEvent, type SessionRef, type SessionService } from '../../src/runner/session.types';
-import { ManualClock } from '../../src/shared/time/manual-clock';
+import { randomId } from '../../../shared/ids/random-id';
+import { RunnerError, type RunnerErrorCode } from '../../../runner/runner.errors';
+import { TOKEN_ID_PATTERN } from '../../../shared/ids/id-rule';
+import { type NewSessionEvent, type SessionRef, type SessionService } from '../../../runner/session.types';
+import { ManualClock } from '../../../shared/time/manual-clock';
 
 /** Builds the service under test on `clock` (its `wallNow()` gives the record timestamps). */
 export type SessionServiceFactory = (clock: ManualClock) => Promise<SessionService>;

@@ -1,6 +1,6 @@
-import type { ArtifactService, MemoryService } from '../../src/services/services.types';
-import type { ToolContext } from '../../src/runner/agent.types';
-import { APP, USER, countingTool, drain, makeRunner, runnerError, scriptedAgent } from './runner-harness';
+import type { ArtifactService, MemoryService } from './tool-services.types';
+import type { ToolContext } from '../agent.types';
+import { APP, USER, countingTool, drain, makeRunner, runnerError, scriptedAgent } from '../testing/runner-harness';
 
 /** Records every call with its arguments; answers with fixed values. */
 function recordingServices() {

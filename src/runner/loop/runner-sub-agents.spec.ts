@@ -1,4 +1,4 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
+import { AdmissionController } from '../../admission/admission-controller';
 import {
   AGENT,
   countingTool,
@@ -11,7 +11,7 @@ import {
   toolResponses,
   sleep,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 const SUB = 'researcher';
 

@@ -1,8 +1,8 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
-import type { Agent, ToolContext } from '../../src/runner/agent.types';
-import type { JsonObject } from '../../src/runner/content.types';
-import { Runner } from '../../src/runner/runner';
-import type { RunnerOptions } from '../../src/runner/runner.types';
+import { AdmissionController } from '../../admission/admission-controller';
+import type { Agent, ToolContext } from '../agent.types';
+import type { JsonObject } from '../content.types';
+import { Runner } from '../runner';
+import type { RunnerOptions } from '../runner.types';
 import {
   AGENT,
   APP,
@@ -20,7 +20,7 @@ import {
   storedEvents,
   toolResponses,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 const allowAll = { agents: { allow: 'all' as const }, tools: { allow: 'all' as const } };
 

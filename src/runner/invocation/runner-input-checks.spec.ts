@@ -1,5 +1,5 @@
-import type { Content } from '../../src/runner/content.types';
-import type { RunnerPlugin } from '../../src/runner/agent.types';
+import type { Content } from '../content.types';
+import type { RunnerPlugin } from '../agent.types';
 import {
   AGENT,
   canary,
@@ -15,7 +15,7 @@ import {
   scriptedAgent,
   storedEvents,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 /** A plugin with every lifecycle hook counted. */
 function watchingPlugin(overrides: Partial<RunnerPlugin> = {}) {

@@ -1,7 +1,7 @@
-import { randomId } from '../../src/shared/ids/random-id';
-import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
-import type { NewRunStreamItem, RunStore, StoredRun } from '../../src/runner/runs/stores/run-store';
-import { eventually } from './eventually';
+import { randomId } from '../../../shared/ids/random-id';
+import type { RunStreamItem } from '../run-registry.types';
+import type { NewRunStreamItem, RunStore, StoredRun } from '../stores/run-store';
+import { until } from '../../testing/runner-harness';
 
 /** A store under test, and how to empty it between tests (a shared database). */
 export interface RunStoreFixture {
@@ -34,7 +34,7 @@ const KEEP = { keepItems: 100 };
 
 /**
  * The behaviour every {@link RunStore} shares (spec 03 §9, 08 §4), run against the fixture that
- * `open` gives before each test (and `close` after). Wake-ups are awaited with `eventually`: a
+ * `open` gives before each test (and `close` after). Wake-ups are awaited with `until`: a
  * shared store may deliver them through the database.
  */
 export function describeRunStoreContract(name: string, open: () => Promise<RunStoreFixture>, close: () => Promise<void> = async () => undefined): void {
@@ -83,7 +83,7 @@ export function describeRunStoreContract(name: string, open: () => Promise<RunSt
       expect(await store.create(storedRun(d), { maxRuns: 3 })).toBe(true);
       expect(await store.get(c)).toBeUndefined();
       expect(await store.get(a)).toBeDefined();
-      await eventually(() => woken > 0, 5000, 'the evicted run wakes its watchers');
+      await until(() => woken > 0, 5000);
       expect(await store.countActive()).toBe(2);
     });
 
@@ -202,7 +202,7 @@ export function describeRunStoreContract(name: string, open: () => Promise<RunSt
       });
       const unwatch = store.watch(runId, () => seen++);
       await store.append(runId, { type: 'resumed' }, KEEP);
-      await eventually(() => seen > 0, 5000, 'the watcher wakes');
+      await until(() => seen > 0, 5000);
       unwatch();
       unwatchThrowing();
       const before = seen;
@@ -217,7 +217,7 @@ export function describeRunStoreContract(name: string, open: () => Promise<RunSt
       let woken = 0;
       const unwatch = store.watch(runId, () => woken++);
       expect(await store.delete(runId)).toBe(true);
-      await eventually(() => woken > 0, 5000, 'the watcher wakes');
+      await until(() => woken > 0, 5000);
       expect(await store.get(runId)).toBeUndefined();
       expect(await store.itemsAfter(runId, 0)).toBeUndefined();
       expect(await store.delete(runId)).toBe(false);

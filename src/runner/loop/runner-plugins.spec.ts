@@ -1,5 +1,5 @@
-import type { EventReplacement, RunnerPlugin } from '../../src/runner/agent.types';
-import { canary, countingTool, drain, errorText, expectError, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, toolResponses, USER } from './runner-harness';
+import type { EventReplacement, RunnerPlugin } from '../agent.types';
+import { canary, countingTool, drain, errorText, expectError, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, toolResponses, USER } from '../testing/runner-harness';
 
 describe('Plugins (spec 03 §2)', () => {
   it('the first non-undefined beforeToolCallback wins: later plugins and the local callback are skipped and the tool does not run', async () => {

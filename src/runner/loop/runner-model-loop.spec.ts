@@ -1,6 +1,6 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
-import { RunnerError } from '../../src/runner/runner.errors';
-import type { ScriptedStep } from '../../src/runner/models/scripted-model';
+import { AdmissionController } from '../../admission/admission-controller';
+import { RunnerError } from '../runner.errors';
+import type { ScriptedStep } from '../models/scripted-model';
 import {
   AGENT,
   canary,
@@ -17,7 +17,7 @@ import {
   storedEvents,
   until,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 describe('Model calls (spec 03 §3, §6.4)', () => {
   it('the request carries the instruction, the history and the tool declarations', async () => {

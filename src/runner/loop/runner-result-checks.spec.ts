@@ -1,4 +1,4 @@
-import type { RunnerPlugin } from '../../src/runner/agent.types';
+import type { RunnerPlugin } from '../agent.types';
 import {
   canary,
   countingTool,
@@ -14,7 +14,7 @@ import {
   storedEvents,
   toolResponses,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 const policy = { agents: { allow: 'all' as const }, tools: { allow: 'all' as const }, maxContentBytes: 200 };
 

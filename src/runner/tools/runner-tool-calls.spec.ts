@@ -1,4 +1,4 @@
-import { amendToolCall, type RunnerPlugin } from '../../src/runner/agent.types';
+import { amendToolCall, type RunnerPlugin } from '../agent.types';
 import {
   canary,
   countingTool,
@@ -15,7 +15,7 @@ import {
   storedEvents,
   toolResponses,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 const WEATHER_SCHEMA = {
   type: 'object',

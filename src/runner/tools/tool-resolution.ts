@@ -1,7 +1,7 @@
 import { frozenJsonCopy } from '../../json/json-copy';
 import type { Toolset } from '../agent.types';
-import type { CompiledAgent, CompiledSubAgent, CompiledTool } from './agent-tree';
-import { openDeclaration } from './agent-tree';
+import type { CompiledAgent, CompiledSubAgent, CompiledTool } from '../loop/agent-tree';
+import { openDeclaration } from '../loop/agent-tree';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { ToolDeclaration } from '../models/model.types';
 

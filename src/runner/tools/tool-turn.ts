@@ -1,11 +1,11 @@
-import { checkPolicy } from './policy-gate';
+import { checkPolicy } from '../loop/policy-gate';
 import { handled } from '../../shared/async/handled-promise';
 import type { ConfirmationDecision } from '../agent.types';
-import type { CompiledAgent } from './agent-tree';
+import type { CompiledAgent } from '../loop/agent-tree';
 import type { JsonObject, JsonValue } from '../content.types';
 import { saveContinuations } from '../durable/continuation-store';
 import type { Continuation } from '../durable/continuations';
-import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent } from './event-recorder';
+import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent } from '../loop/event-recorder';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { HistoryEntry, ToolCall } from '../models/model.types';
 import { traceRunner } from '../tracing/runner-trace';

@@ -1,11 +1,11 @@
-import { verifyDecisionDigest } from '../../src/policy/policy-decision';
-import type { PolicyDecision } from '../../src/policy/runtime-policy.types';
-import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
-import type { NewSessionEvent, SessionRef } from '../../src/runner/session.types';
-import { countingTool, decisionOf, drain, expectError, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, USER } from './runner-harness';
+import { verifyDecisionDigest } from '../../policy/policy-decision';
+import type { PolicyDecision } from '../../policy/runtime-policy.types';
+import { SessionServiceDouble } from '../testing/session-service-double';
+import type { NewSessionEvent, SessionRef } from '../session.types';
+import { countingTool, decisionOf, drain, expectError, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, USER } from '../testing/runner-harness';
 
 /** Refuses every audit event; every other event is stored. */
-class AuditRefusingSessionService extends InMemorySessionService {
+class AuditRefusingSessionService extends SessionServiceDouble {
   override async appendEvent(ref: SessionRef, event: NewSessionEvent) {
     if (event.kind === 'policy_audit') throw new Error('disk full');
     return super.appendEvent(ref, event);
@@ -91,7 +91,7 @@ describe('Audit events (spec 03 §6.11)', () => {
 
 describe('Store failures (spec 03 §4, §12)', () => {
   it('a session service failing an ordinary write fails the run session_store_failed {operation} without its text', async () => {
-    class FailingModelTurns extends InMemorySessionService {
+    class FailingModelTurns extends SessionServiceDouble {
       override async appendEvent(ref: SessionRef, event: NewSessionEvent) {
         if (event.kind === 'model_turn') throw new Error('connection reset by secret-host');
         return super.appendEvent(ref, event);

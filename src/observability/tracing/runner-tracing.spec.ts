@@ -1,12 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type ContextManager } from '@opentelemetry/api';
-import type { RunnerTracing } from '../../../src/observability/tracing/runner-tracing.types';
-import type { Agent } from '../../../src/runner/agent.types';
-import type { RunnerOptions } from '../../../src/runner/runner.types';
-import { AGENT, canary, countingTool, makeRunner, Observers, scriptedAgent, USER } from '../../runner/runner-harness';
-import { eventsNamed, expectErrorSpan, expectOkSpan, isChildOf, SpanRecorder } from './tracing-harness';
+import { openTelemetryTracing } from './open-telemetry-tracing';
+import type { Agent } from '../../runner/agent.types';
+import type { RunnerOptions } from '../../runner/runner.types';
+import { AGENT, canary, countingTool, makeRunner, Observers, scriptedAgent, USER } from '../../runner/testing/runner-harness';
+import { eventsNamed, expectErrorSpan, expectOkSpan, isChildOf, SpanRecorder } from './testing/tracing-harness';
 
-type TracedOptions = Partial<RunnerOptions> & { agent: Agent; tracing?: RunnerTracing };
+type TracedOptions = Partial<RunnerOptions> & { agent: Agent };
 const tracedRunner = (options: TracedOptions) => makeRunner(options);
 
 /** An AsyncLocalStorage context manager, as `@opentelemetry/context-async-hooks` installs one. */
@@ -51,7 +51,7 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     );
     const runner = tracedRunner({
       agent,
-      tracing: { tracerProvider: recorder.provider },
+      tracing: openTelemetryTracing({ tracerProvider: recorder.provider }),
       runtimePolicy: observers.policy({ agents: { allow: 'all' }, tools: { allow: ['weather'] } }),
       auditSink: observers.auditSink,
       admission: { controller: observers.admission({}) },
@@ -157,7 +157,7 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     );
     const runner = tracedRunner({
       agent,
-      tracing: { tracerProvider: recorder.provider },
+      tracing: openTelemetryTracing({ tracerProvider: recorder.provider }),
       runtimePolicy: observers.policy({ agents: { allow: 'all' }, tools: { allow: ['weather', 'explode', `tool_${secret}`] } }),
       admission: { controller: observers.admission({}) },
     });
@@ -184,9 +184,9 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     expectErrorSpan(unknown!, 'tool_not_found');
   });
 
-  it('tracing: true uses the global provider, also one registered after the Runner was built; a run id is an attribute', async () => {
+  it('without a tracerProvider the global provider is used, also one registered after the Runner was built; a run id is an attribute', async () => {
     const recorder = new SpanRecorder();
-    const runner = tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: true });
+    const runner = tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: openTelemetryTracing() });
     trace.setGlobalTracerProvider(recorder.provider);
     try {
       await runner.run({ userId: USER, message: 'hello', runId: 'run-1' });
@@ -198,12 +198,12 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     expect(recorder.spans[0].instrumentationScope.name).toBe('nest-agent-runtime');
   });
 
-  it('tracing off (absent or false) starts no span', async () => {
+  it('tracing off (absent or undefined) starts no span', async () => {
     const recorder = new SpanRecorder();
     trace.setGlobalTracerProvider(recorder.provider);
     try {
       await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]) }).run({ userId: USER, message: 'hello' });
-      await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: false }).run({ userId: USER, message: 'hello' });
+      await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: undefined }).run({ userId: USER, message: 'hello' });
     } finally {
       trace.disable();
     }
@@ -231,7 +231,7 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
         ],
         { tools: [lookup.tool] },
       );
-      const runner = tracedRunner({ agent, tracing: { tracerProvider: recorder.provider } });
+      const runner = tracedRunner({ agent, tracing: openTelemetryTracing({ tracerProvider: recorder.provider }) });
       const outer = recorder.provider.getTracer('app').startSpan('POST /runs');
 
       await context.with(trace.setSpan(context.active(), outer), () => runner.run({ userId: USER, message: 'go' }));
@@ -261,7 +261,7 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
         { tools: [a.tool, b.tool], parallelToolCalls: true },
       );
 
-      await tracedRunner({ agent, tracing: { tracerProvider: recorder.provider } }).run({ userId: USER, message: 'go' });
+      await tracedRunner({ agent, tracing: openTelemetryTracing({ tracerProvider: recorder.provider }) }).run({ userId: USER, message: 'go' });
 
       const root = recorder.root();
       const tools = recorder.byOperation('execute_tool');

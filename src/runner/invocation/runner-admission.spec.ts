@@ -1,5 +1,5 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
-import type { Permit } from '../../src/admission/permit';
+import { AdmissionController } from '../../admission/admission-controller';
+import type { Permit } from '../../admission/permit';
 import {
   AGENT,
   CountingSessionService,
@@ -13,7 +13,7 @@ import {
   countingTool,
   until,
   USER,
-} from './runner-harness';
+} from '../testing/runner-harness';
 
 describe('Runner admission (spec 03 §6.1)', () => {
   it('a reject-mode runner at capacity fails admission_failed with the admission code and touches no session', async () => {

@@ -1,14 +1,14 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
-import { RuntimePolicy } from '../../src/policy/runtime-policy';
-import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
-import { Runner } from '../../src/runner/runner';
-import { RunnerError } from '../../src/runner/runner.errors';
-import type { RunnerOptions } from '../../src/runner/runner.types';
-import { APP, countingTool, CountingSessionService, expectError, makeRunner, runnerError, scriptedAgent, USER } from './runner-harness';
+import { AdmissionController } from '../admission/admission-controller';
+import { RuntimePolicy } from '../policy/runtime-policy';
+import { SessionServiceDouble } from './testing/session-service-double';
+import { Runner } from './runner';
+import { RunnerError } from './runner.errors';
+import type { RunnerOptions } from './runner.types';
+import { APP, countingTool, CountingSessionService, expectError, makeRunner, runnerError, scriptedAgent, USER } from './testing/runner-harness';
 
 function constructionError(options: Record<string, unknown>): RunnerError {
   try {
-    new Runner({ appName: APP, agent: scriptedAgent([]), sessionService: new InMemorySessionService(), ...options } as unknown as RunnerOptions);
+    new Runner({ appName: APP, agent: scriptedAgent([]), sessionService: new SessionServiceDouble(), ...options } as unknown as RunnerOptions);
   } catch (error) {
     if (RunnerError.isRunnerError(error)) return error;
     throw error;
@@ -77,7 +77,7 @@ describe('Runner options (spec 03 §5)', () => {
   });
 
   it('appName and sessionService are read-only properties holding the options given', () => {
-    const sessionService = new InMemorySessionService();
+    const sessionService = new SessionServiceDouble();
     const runner = makeRunner({ agent: scriptedAgent([]), sessionService });
     expect(runner.appName).toBe(APP);
     expect(runner.sessionService).toBe(sessionService);

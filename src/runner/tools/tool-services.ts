@@ -7,7 +7,7 @@ import type {
   MemoryHit,
   MemoryService,
   PageRequest,
-} from '../tool-services.types';
+} from './tool-services.types';
 import type { SessionEvent } from '../session.types';
 
 /** The artifacts a tool sees (`ctx.artifacts`): those of the invocation's app, user and session. */

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { AdmissionController } from '../../src/admission/admission-controller';
-import type { AdmissionConfig } from '../../src/admission/admission-config';
-import type { PolicyDecision } from '../../src/policy/runtime-policy.types';
-import { RuntimePolicy } from '../../src/policy/runtime-policy';
-import type { RuntimePolicySpec } from '../../src/policy/runtime-policy-compiler';
-import type { Agent, Tool, Toolset } from '../../src/runner/agent.types';
-import type { JsonObject, JsonValue } from '../../src/runner/content.types';
-import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
-import type { ModelRequest } from '../../src/runner/models/model.types';
-import { Runner } from '../../src/runner/runner';
-import { RunnerError, type RunnerErrorCode } from '../../src/runner/runner.errors';
-import type { RunnerOptions, RunResult, RunStream } from '../../src/runner/runner.types';
-import { ScriptedModel, type ScriptedStep } from '../../src/runner/models/scripted-model';
-import type { NewSessionEvent, SessionEvent, SessionRef } from '../../src/runner/session.types';
+import { AdmissionController } from '../../admission/admission-controller';
+import type { AdmissionConfig } from '../../admission/admission-config';
+import type { PolicyDecision } from '../../policy/runtime-policy.types';
+import { RuntimePolicy } from '../../policy/runtime-policy';
+import type { RuntimePolicySpec } from '../../policy/runtime-policy-compiler';
+import type { Agent, Tool, Toolset } from '../agent.types';
+import type { JsonObject, JsonValue } from '../content.types';
+import { SessionServiceDouble } from './session-service-double';
+import type { ModelRequest } from '../models/model.types';
+import { Runner } from '../runner';
+import { RunnerError, type RunnerErrorCode } from '../runner.errors';
+import type { RunnerOptions, RunResult, RunStream } from '../runner.types';
+import { ScriptedModel, type ScriptedStep } from '../models/scripted-model';
+import type { NewSessionEvent, SessionEvent, SessionRef } from '../session.types';
 
 export const APP = 'runner-tests';
 export const USER = 'user-1';
@@ -53,10 +53,10 @@ export class Observers {
 }
 
 /** A session service that counts every call, to prove a path touched no session. */
-export class CountingSessionService extends InMemorySessionService {
+export class CountingSessionService extends SessionServiceDouble {
   calls: string[] = [];
 
-  override async createSession(input: Parameters<InMemorySessionService['createSession']>[0]) {
+  override async createSession(input: Parameters<SessionServiceDouble['createSession']>[0]) {
     this.calls.push('createSession');
     return super.createSession(input);
   }
@@ -68,11 +68,11 @@ export class CountingSessionService extends InMemorySessionService {
     this.calls.push('appendEvent');
     return super.appendEvent(ref, event);
   }
-  override async listEvents(ref: SessionRef, options?: Parameters<InMemorySessionService['listEvents']>[1]) {
+  override async listEvents(ref: SessionRef, options?: Parameters<SessionServiceDouble['listEvents']>[1]) {
     this.calls.push('listEvents');
     return super.listEvents(ref, options);
   }
-  override async updateState(ref: SessionRef, delta: { readonly [key: string]: JsonValue }, options?: Parameters<InMemorySessionService['updateState']>[2]) {
+  override async updateState(ref: SessionRef, delta: { readonly [key: string]: JsonValue }, options?: Parameters<SessionServiceDouble['updateState']>[2]) {
     this.calls.push('updateState');
     return super.updateState(ref, delta, options);
   }
@@ -117,9 +117,9 @@ export function countingToolset(name: string, names: readonly string[], build: (
   return { toolset, counts };
 }
 
-/** A runner with an in-memory session service unless one is given. */
+/** A runner on a fresh `SessionServiceDouble` unless a session service is given. */
 export function makeRunner(options: Partial<RunnerOptions> & { agent: Agent }): Runner {
-  return new Runner({ appName: APP, sessionService: new InMemorySessionService(), ...options } as RunnerOptions);
+  return new Runner({ appName: APP, sessionService: new SessionServiceDouble(), ...options } as RunnerOptions);
 }
 
 /** Drains a stream: the events it yielded, then its result or its error. */

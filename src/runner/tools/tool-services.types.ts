@@ -1,5 +1,5 @@
-import type { JsonObject } from '../json/json.types';
-import type { SessionEvent, SessionRecord } from './session.types';
+import type { JsonObject } from '../../json/json.types';
+import type { SessionEvent, SessionRecord } from '../session.types';
 
 // The artifact and memory services a Runner hands its tools (`ctx.artifacts`, `ctx.memory`, spec 03 §13).
 // The Runner defines what it calls; the services module implements them (spec 07 §1.2, §1.3).

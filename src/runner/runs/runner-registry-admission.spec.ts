@@ -1,7 +1,7 @@
-import { AdmissionController } from '../../src/admission/admission-controller';
-import { RunRegistry } from '../../src/runner/runs/run-registry';
-import type { RunStreamItem } from '../../src/runner/runs/run-registry.types';
-import { countingTool, makeRunner, scriptedAgent } from './runner-harness';
+import { AdmissionController } from '../../admission/admission-controller';
+import { RunRegistry } from './run-registry';
+import type { RunStreamItem } from './run-registry.types';
+import { countingTool, makeRunner, scriptedAgent } from '../testing/runner-harness';
 
 async function terminalOf(registry: RunRegistry, runId: string): Promise<RunStreamItem> {
   let last: RunStreamItem | undefined;

@@ -1,6 +1,6 @@
-import type { RunnerPlugin } from '../../src/runner/agent.types';
-import type { SessionEvent } from '../../src/runner/session.types';
-import { canary, countingTool, decisionOf, drain, errorText, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, USER } from './runner-harness';
+import type { RunnerPlugin } from './agent.types';
+import type { SessionEvent } from './session.types';
+import { canary, countingTool, decisionOf, drain, errorText, makeRunner, Observers, ofKind, scriptedAgent, storedEvents, USER } from './testing/runner-harness';
 
 const policy = { agents: { allow: 'all' as const }, tools: { allow: ['fetch_page', 'weather', 'explode'] }, maxContentBytes: 400 };
 

@@ -1,15 +1,15 @@
-import { AdmissionController } from '../../../src/admission/admission-controller';
-import type { RunnerTracing } from '../../../src/observability/tracing/runner-tracing.types';
-import { amendToolCall, type Agent, type RunnerPlugin } from '../../../src/runner/agent.types';
-import type { RunnerOptions } from '../../../src/runner/runner.types';
-import { AGENT, canary, countingTool, expectError, hangingStep, makeRunner, Observers, runnerError, scriptedAgent, until, USER } from '../../runner/runner-harness';
-import { eventsNamed, expectErrorSpan, expectOkSpan, SpanRecorder } from './tracing-harness';
+import { AdmissionController } from '../../admission/admission-controller';
+import { openTelemetryTracing } from './open-telemetry-tracing';
+import { amendToolCall, type Agent, type RunnerPlugin } from '../../runner/agent.types';
+import type { RunnerOptions } from '../../runner/runner.types';
+import { AGENT, canary, countingTool, expectError, hangingStep, makeRunner, Observers, runnerError, scriptedAgent, until, USER } from '../../runner/testing/runner-harness';
+import { eventsNamed, expectErrorSpan, expectOkSpan, SpanRecorder } from './testing/tracing-harness';
 
-type TracedOptions = Partial<RunnerOptions> & { agent: Agent; tracing?: RunnerTracing };
+type TracedOptions = Partial<RunnerOptions> & { agent: Agent };
 
 function traced(options: TracedOptions) {
   const recorder = new SpanRecorder();
-  const runner = makeRunner({ ...options, tracing: { tracerProvider: recorder.provider } } as TracedOptions);
+  const runner = makeRunner({ ...options, tracing: openTelemetryTracing({ tracerProvider: recorder.provider }) });
   return { recorder, runner };
 }
 

@@ -1,10 +1,10 @@
-import { InMemorySessionService } from '../../src/services/sessions/in-memory-session-service';
-import { RunRegistry } from '../../src/runner/runs/run-registry';
-import { Runner } from '../../src/runner/runner';
-import { ScriptedModel, type ScriptedStep } from '../../src/runner/models/scripted-model';
-import type { RunnerOptions } from '../../src/runner/runner.types';
-import { ManualClock } from '../../src/testing';
-import { TraceStore } from '../../src/trace/trace-store';
+import { SessionServiceDouble } from '../testing/session-service-double';
+import { RunRegistry } from '../runs/run-registry';
+import { Runner } from '../runner';
+import { ScriptedModel, type ScriptedStep } from '../models/scripted-model';
+import type { RunnerOptions } from '../runner.types';
+import { ManualClock } from '../../shared/time/manual-clock';
+import { TraceStore } from '../../trace/trace-store';
 
 const CANARY = 'CANARY-trace-5e1f-secret';
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -12,7 +12,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 function runnerWith(extra: Partial<RunnerOptions>, steps: ScriptedStep[] = [{ toolCalls: [{ id: 'c1', name: 'lookup', args: { q: CANARY } }] }, { text: `answer ${CANARY}` }]) {
   return new Runner({
     appName: 'trace-app',
-    sessionService: new InMemorySessionService(),
+    sessionService: new SessionServiceDouble(),
     agent: { name: 'tracer', model: new ScriptedModel(steps, { name: 'scripted-tracer' }), tools: [{ name: 'lookup', execute: () => ({ found: CANARY }) }] },
     runtimePolicy: { agents: { allow: ['tracer'] }, tools: { allow: ['lookup'] } },
     ...extra,
