@@ -110,3 +110,20 @@ export const UNFINISHED_STATUSES: readonly RunStatus[] = Object.freeze(['pending
 export function isFinishedStatus(status: RunStatus): boolean {
   return FINISHED_STATUSES.includes(status);
 }
+
+/** The public record of a stored run: without the user id and the durable flag. */
+export function statusRecord(run: StoredRun): RunStatusRecord {
+  return Object.freeze({
+    schema_version: 1,
+    run_id: run.run_id,
+    agent: run.agent,
+    session_id: run.session_id,
+    invocation_id: run.invocation_id,
+    status: run.status,
+    pending_call_ids: Object.freeze([...run.pending_call_ids]),
+    created_at_ms: run.created_at_ms,
+    updated_at_ms: run.updated_at_ms,
+    last_seq: run.last_seq,
+    error: run.error,
+  });
+}
