@@ -1,17 +1,7 @@
-import type { Tracer } from '@opentelemetry/api';
-import { RunnerError } from '../../runner/runner.errors';
-import { NO_RUN_TRACER, type RunTracer } from '../../runner/tracing/run-tracer';
-import { readOptions } from '../../shared/options/option-reader';
-import { TRACER_NAME } from './gen-ai-attributes';
-import { loadOtelApi, type OtelApiLoader } from './otel-api-loader';
-import { OtelRunTracer } from './otel-run-spans';
-import type { OpenTelemetryTracingOptions, RunnerTracerProvider } from './open-telemetry-tracing.types';
-
-const isObject = (value: unknown) => typeof value === 'object' && value !== null;
-const RULES = {
-  tracerProvider: (value: unknown) => isObject(value) && typeof (value as RunnerTracerProvider).getTracer === 'function',
-  logger: (value: unknown) => isObject(value) && typeof (value as { warn?: unknown }).warn === 'function',
-};
+import type { RunTracer } from '../../runner/tracing/run-tracer';
+import { loadOtelApi } from './otel-api-loader';
+import { resolveOtelRunTracer } from './otel-tracer-options';
+import type { OpenTelemetryTracingOptions } from './open-telemetry-tracing.types';
 
 /**
  * The Runner's `tracing` option with OpenTelemetry: content-free `invoke_agent`, `chat` and
@@ -22,22 +12,6 @@ const RULES = {
  * @example
  * new Runner({ appName, agent, sessionService, tracing: openTelemetryTracing({ tracerProvider }) });
  */
-export function openTelemetryTracing(options: OpenTelemetryTracingOptions = {}, load: OtelApiLoader = loadOtelApi): RunTracer {
-  const read = readOptions(options, RULES, { name: 'tracing', unknownKeys: 'refuse' });
-  if (!read.ok) throw new RunnerError('invalid_runner_options', { field: 'tracing' });
-  const { tracerProvider, logger } = read.values as OpenTelemetryTracingOptions;
-  const api = load();
-  if (api === null) {
-    logger?.warn('Runner: tracing is enabled but @opentelemetry/api cannot be loaded (no spans)');
-    return NO_RUN_TRACER;
-  }
-  if (tracerProvider === undefined) return new OtelRunTracer(api, api.trace.getTracer(TRACER_NAME));
-  let tracer: unknown;
-  try {
-    tracer = tracerProvider.getTracer(TRACER_NAME);
-  } catch {
-    throw new RunnerError('invalid_runner_options', { field: 'tracing' });
-  }
-  if (!isObject(tracer) || typeof (tracer as Tracer).startSpan !== 'function') throw new RunnerError('invalid_runner_options', { field: 'tracing' });
-  return new OtelRunTracer(api, tracer as Tracer);
+export function openTelemetryTracing(options: OpenTelemetryTracingOptions = {}): RunTracer {
+  return resolveOtelRunTracer(options, loadOtelApi);
 }

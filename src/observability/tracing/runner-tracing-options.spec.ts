@@ -5,6 +5,7 @@ import { countingTool, expectError, makeRunner, Observers, scriptedAgent, USER }
 import { SessionServiceDouble } from '../../runner/testing/session-service-double';
 import { NO_RUN_TRACER } from '../../runner/tracing/run-tracer';
 import { openTelemetryTracing } from './open-telemetry-tracing';
+import { resolveOtelRunTracer } from './otel-tracer-options';
 import type { OpenTelemetryTracingOptions, RunnerTracerProvider } from './open-telemetry-tracing.types';
 import { SpanRecorder } from './testing/tracing-harness';
 
@@ -70,7 +71,7 @@ describe('The tracing option (issue 14)', () => {
   it('without the API, the tracer is the no-op one with one warning; a Runner without tracing has the no-op one and no warning', () => {
     const warnings: string[] = [];
     const logger = { warn: (line: string) => void warnings.push(line) };
-    expect(openTelemetryTracing({ logger }, () => null)).toBe(NO_RUN_TRACER);
+    expect(resolveOtelRunTracer({ logger }, () => null)).toBe(NO_RUN_TRACER);
     expect(resolveRunnerOptions({ appName: 'a', agent: scriptedAgent([]), sessionService: new SessionServiceDouble(), logger }).tracing).toBe(NO_RUN_TRACER);
     expect(warnings).toEqual(['Runner: tracing is enabled but @opentelemetry/api cannot be loaded (no spans)']);
   });
