@@ -7,7 +7,7 @@ import { integerIn } from '../../shared/options/option-rules';
 import { isPlainObject } from '../../shared/options/plain-object';
 import { sha256Hex } from '../../shared/text/sha256';
 import { userContent } from '../../runner/loop/message';
-import { REDACTED } from '../../trace/trace-redaction';
+import { REDACTED } from '../../trace/append/trace-redaction';
 import { EvalServiceError, type EvalServiceErrorCode } from '../eval.errors';
 import type { EvalCase, EvalMetric, EvalMetricName, EvalSet, ExpectedToolCall, PreparedEvalRequest } from '../eval.types';
 import { EVAL_REQUEST_LIMITS, prewalkRequest } from './request-prewalk';
