@@ -1,14 +1,15 @@
 import { inspect } from 'node:util';
 import { deepFreeze } from '../json';
 import type { Clock } from '../shared/time/clock';
-import { PendingAdmission } from './receiver/pending-admission';
-import { PruneTimer } from './state/prune-timer';
-import { principalDigest } from './state/trace-principal';
 import { projectTraceEvent } from './append/trace-projection';
 import { parseQueryOptions, readPage, selectorStreamKey } from './query/trace-query';
+import { PendingAdmission } from './receiver/pending-admission';
 import { newCapability, registerDeliveryEntry, TraceReceiver } from './receiver/trace-receiver';
 import { ReceiverRegistry, type ReceiverEntry } from './receiver/trace-receiver-registry';
+import { PruneTimer } from './state/prune-timer';
+import { principalDigest } from './state/trace-principal';
 import { TraceState, type PrincipalState, type StoredRecord } from './state/trace-state';
+import { ALL_STREAM_KEY, subsetStreamKeys } from './state/trace-stream-keys';
 import {
   resolveTraceStoreDeps,
   resolveTraceStoreOptions,
@@ -29,7 +30,6 @@ import type {
   TraceSelector,
   TraceStoreStatus,
 } from './trace-store.types';
-import { ALL_STREAM_KEY, subsetStreamKeys } from './state/trace-stream-keys';
 import type { TraceRecord, TraceRecordKind } from './trace.types';
 
 export type { TraceStoreDeps } from './trace-store-options';
