@@ -12,6 +12,16 @@ export interface EvalRunnerRegistry {
   getRunner(agent: string): EvalRunner;
 }
 
+/** `unknown_eval_agent` when `registry` has no Runner for `agent` (no registry: nothing to check). */
+export function assertKnownAgent(registry: EvalRunnerRegistry | undefined, agent: string): void {
+  if (registry === undefined) return;
+  try {
+    registry.getRunner(agent);
+  } catch {
+    throw new EvalServiceError('unknown_eval_agent');
+  }
+}
+
 /** Dependencies of a {@link LocalEvalExecutor}. */
 export interface LocalEvalExecutorDeps {
   /** Drives `case_timeout_ms`. @default systemClock */

@@ -18,7 +18,7 @@ import type {
   EvalStore,
   PublicEvalJob,
 } from '../eval.types';
-import type { EvalRunnerRegistry } from '../executor/local-eval-executor';
+import { assertKnownAgent, type EvalRunnerRegistry } from '../executor/local-eval-executor';
 import type { EvalRegressionReport } from '../executor/regression-report';
 import { RequestPreparationPool } from '../preparation/request-preparation-pool';
 import { checkEvalScope, checkEvalJobId } from '../eval-scope';
@@ -142,7 +142,7 @@ export class EvalService {
       this.#pendingSubmissions += 1;
       try {
         const prepared = await this.#pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
-        this.#checkAgent(prepared.agent);
+        assertKnownAgent(this.#registry, prepared.agent);
         this.#assertServing();
         const reservation = this.#scheduler.reserve(prepared.request_bytes);
         let record: EvalJobRecord;
@@ -276,15 +276,6 @@ export class EvalService {
     if (this.#state === 'running') return;
     if (this.#state === 'stopped' && this.#stopReason !== null) throw new EvalServiceError('eval_service_unavailable', { reason: this.#stopReason });
     throw new EvalServiceError('eval_service_unavailable', { state: this.#state });
-  }
-
-  #checkAgent(agent: string): void {
-    if (this.#registry === undefined) return;
-    try {
-      this.#registry.getRunner(agent);
-    } catch {
-      throw new EvalServiceError('unknown_eval_agent');
-    }
   }
 
   /** Every public call: refused unless `running`, bounded by `callTimeoutMs` (`timeout`). */
