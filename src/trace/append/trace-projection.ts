@@ -1,10 +1,10 @@
-import { deepFreeze } from '../json/json-copy';
-import type { JsonObject, JsonValue } from '../json/json.types';
+import { deepFreeze } from '../../json/json-copy';
+import type { JsonObject, JsonValue } from '../../json/json.types';
 import { LIFECYCLE_SCHEMA, OBSERVABILITY_SCHEMA, SPAN_SCHEMA, WHOLE_INPUT_FIELD, type TraceEventSchema, type TraceFieldRule } from './trace-event-schemas';
 import { guardTraceInput, ownEntries } from './trace-input-guard';
 import { redactSecrets } from './trace-redaction';
-import { TraceStoreError } from './trace-store.errors';
-import type { ProjectedEvent, TraceIdentity, TraceIdentityKey, TraceRecordKind } from './trace.types';
+import { TraceStoreError } from '../trace-store.errors';
+import type { ProjectedEvent, TraceIdentity, TraceIdentityKey, TraceRecordKind } from '../trace.types';
 
 /** How {@link projectTraceEvent} treats its input: the store's `contentPolicy` and `maxEventBytes` options. */
 export interface TraceProjectionSettings {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { inspect, types } from 'node:util';
-import { isAbortSignal } from '../shared/async/abort-signal';
-import { canonicalJson, measure } from '../json';
+import { isAbortSignal } from '../../shared/async/abort-signal';
+import { canonicalJson, measure } from '../../json';
 import { PendingAdmission } from './pending-admission';
-import { MAX_DELIVERY_BYTES } from './trace-store-options';
-import type { TraceDelivery, TraceRecordKind } from './trace.types';
+import { MAX_DELIVERY_BYTES } from '../trace-store-options';
+import type { TraceDelivery, TraceRecordKind } from '../trace.types';
 
 /** The store's side of a delivery, run in a later turn of the event loop with the canonical JSON copy. */
 export type DeliveryEntry = (counter: unknown, capability: string, kind: TraceRecordKind, text: string, owner: AbortSignal | undefined) => void;

@@ -1,12 +1,12 @@
 import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
-import { sha256Hex } from '../shared/text/sha256';
-import { ManualClock } from '../shared/time/manual-clock';
+import { sha256Hex } from '../../shared/text/sha256';
+import { ManualClock } from '../../shared/time/manual-clock';
 import { PendingAdmission } from './pending-admission';
 import { newCapability, TraceReceiver } from './trace-receiver';
-import { TraceStore } from './trace-store';
-import { cursorsOf, flushImmediates, lifecycle, observability, setup, thrown } from './testing/trace-store-fixture';
+import { TraceStore } from '../trace-store';
+import { cursorsOf, flushImmediates, lifecycle, observability, setup, thrown } from '../testing/trace-store-fixture';
 
 const A = 'tenant-a';
 const B = 'tenant-b';

@@ -1,6 +1,6 @@
 import { types } from 'node:util';
 import { childFieldName, WHOLE_INPUT_FIELD } from './trace-event-schemas';
-import { TraceStoreError } from './trace-store.errors';
+import { TraceStoreError } from '../trace-store.errors';
 
 /** The bounds of the input guard (spec 06 §4 step 2). */
 export const TRACE_INPUT_LIMITS = Object.freeze({

@@ -1,5 +1,5 @@
-import { sha256Hex } from '../shared/text/sha256';
-import { TraceStoreError } from './trace-store.errors';
+import { sha256Hex } from '../../shared/text/sha256';
+import { TraceStoreError } from '../trace-store.errors';
 
 /** Longest principal, in UTF-8 bytes (spec 06 §3). */
 export const MAX_PRINCIPAL_BYTES = 256;

@@ -1,6 +1,6 @@
-import { isPlainObject } from '../shared/options/plain-object';
-import { integerIn, oneOf } from '../shared/options/option-rules';
-import type { TraceIdentityKey } from './trace.types';
+import { isPlainObject } from '../../shared/options/plain-object';
+import { integerIn, oneOf } from '../../shared/options/option-rules';
+import type { TraceIdentityKey } from '../trace.types';
 
 /** True when a (guarded, JSON) value may be kept under its key. */
 export type TraceValueRule = (value: unknown) => boolean;

@@ -1,11 +1,11 @@
-import { readOptions, readOwnData } from '../shared/options/option-reader';
-import { integerIn } from '../shared/options/option-rules';
-import type { ResolvedTraceStoreOptions } from './trace-store-options';
-import { TraceStoreError } from './trace-store.errors';
-import type { TraceGapDetails, TracePage } from './trace-store.types';
-import type { Stream } from './trace-state';
-import { ALL_STREAM_KEY, IDENTITY_KEYS, streamKey } from './trace-stream-keys';
-import type { TraceIdentityKey, TraceRecord } from './trace.types';
+import { readOptions, readOwnData } from '../../shared/options/option-reader';
+import { integerIn } from '../../shared/options/option-rules';
+import type { ResolvedTraceStoreOptions } from '../trace-store-options';
+import { TraceStoreError } from '../trace-store.errors';
+import type { TraceGapDetails, TracePage } from '../trace-store.types';
+import type { Stream } from '../state/trace-state';
+import { ALL_STREAM_KEY, IDENTITY_KEYS, streamKey } from '../state/trace-stream-keys';
+import type { TraceIdentityKey, TraceRecord } from '../trace.types';
 
 /** Longest identity value, in UTF-8 bytes. */
 const MAX_IDENTITY_BYTES = 512;

@@ -1,6 +1,6 @@
-import { TraceStoreError } from './trace-store.errors';
-import type { TraceQueryOptions, TraceSelector } from './trace-store.types';
-import type { TraceIdentityKey } from './trace.types';
+import { TraceStoreError } from '../trace-store.errors';
+import type { TraceQueryOptions, TraceSelector } from '../trace-store.types';
+import type { TraceIdentityKey } from '../trace.types';
 
 const IDENTITY_KEYS: readonly TraceIdentityKey[] = ['run_id', 'trace_id', 'workflow_id', 'invocation_id'];
 const NUMBER_KEYS = [

@@ -1,8 +1,8 @@
-import { LinkedList, type ListNode } from '../shared/collections/linked-list';
+import { LinkedList, type ListNode } from '../../shared/collections/linked-list';
 import { CursorIndex } from './cursor-index';
-import type { ReceiverEntry } from './trace-receiver-registry';
+import type { ReceiverEntry } from '../receiver/trace-receiver-registry';
 import { ALL_STREAM_KEY } from './trace-stream-keys';
-import type { TraceRecord } from './trace.types';
+import type { TraceRecord } from '../trace.types';
 
 /** A principal, known only by its digest. */
 export interface PrincipalState {

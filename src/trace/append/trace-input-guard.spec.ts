@@ -1,6 +1,6 @@
 import { guardTraceInput, ownEntries, TRACE_INPUT_LIMITS } from './trace-input-guard';
-import { TraceStoreError } from './trace-store.errors';
-import { thrown } from '../shared/testing/thrown';
+import { TraceStoreError } from '../trace-store.errors';
+import { thrown } from '../../shared/testing/thrown';
 
 const MAX_EVENT_BYTES = 262_144;
 const guard = (input: unknown, maxEventBytes = MAX_EVENT_BYTES) => guardTraceInput(input, maxEventBytes);

@@ -1,9 +1,9 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { projectTraceEvent, type TraceProjectionSettings } from './trace-projection';
-import { TraceStoreError } from './trace-store.errors';
-import type { TraceRecordKind } from './trace.types';
-import { thrown } from '../shared/testing/thrown';
+import { TraceStoreError } from '../trace-store.errors';
+import type { TraceRecordKind } from '../trace.types';
+import { thrown } from '../../shared/testing/thrown';
 
 const REJECT: TraceProjectionSettings = { contentPolicy: 'reject', maxEventBytes: 262_144 };
 const PRUNE: TraceProjectionSettings = { contentPolicy: 'prune', maxEventBytes: 262_144 };

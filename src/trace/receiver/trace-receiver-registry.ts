@@ -1,6 +1,6 @@
-import { LinkedList, type ListNode } from '../shared/collections/linked-list';
+import { LinkedList, type ListNode } from '../../shared/collections/linked-list';
 import type { TraceReceiver } from './trace-receiver';
-import type { PrincipalState } from './trace-state';
+import type { PrincipalState } from '../state/trace-state';
 
 /** The store's record of one receiver. */
 export interface ReceiverEntry extends ListNode<ReceiverEntry> {

@@ -1,4 +1,4 @@
-import type { TraceIdentity, TraceIdentityKey } from './trace.types';
+import type { TraceIdentity, TraceIdentityKey } from '../trace.types';
 
 /** The identity keys in the fixed order stream keys are built in. */
 export const IDENTITY_KEYS: readonly TraceIdentityKey[] = Object.freeze(['run_id', 'trace_id', 'workflow_id', 'invocation_id']);

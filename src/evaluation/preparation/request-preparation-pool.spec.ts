@@ -1,15 +1,15 @@
 import * as path from 'node:path';
-import { canonicalJson } from '../../src/json/canonical-json';
-import { EvalServiceError } from '../../src/evaluation/eval.errors';
-import { resolvePreparationOptions, type PreparationOptions } from '../../src/evaluation/preparation/preparation-options';
-import { RequestPreparationPool, type RequestPreparationPoolDeps } from '../../src/evaluation/preparation/request-preparation-pool';
-import { sha256Hex } from '../../src/shared/text/sha256';
-import { ManualClock } from '../../src/shared/time/manual-clock';
-import { deepMetadataRequest, escapeHeavyRequest, metricsFloodRequest, nearLimitRequest, oversizedRequest, validSubmitRequest } from '../support/eval-requests';
-import { rejected } from '../../src/shared/testing/rejected';
+import { canonicalJson } from '../../json/canonical-json';
+import { rejected } from '../../shared/testing/rejected';
+import { sha256Hex } from '../../shared/text/sha256';
+import { ManualClock } from '../../shared/time/manual-clock';
+import { EvalServiceError } from '../eval.errors';
+import { deepMetadataRequest, escapeHeavyRequest, metricsFloodRequest, nearLimitRequest, oversizedRequest, validSubmitRequest } from '../testing/eval-requests';
+import { resolvePreparationOptions, type PreparationOptions } from './preparation-options';
+import { RequestPreparationPool, type RequestPreparationPoolDeps } from './request-preparation-pool';
 
 /** The fixture worker: `metadata.hostile` makes it spin, allocate, throw, exit or hold (see the file). */
-const HOSTILE_WORKER = path.resolve(__dirname, '..', 'fixtures', 'hostile-preparation.worker.js');
+const HOSTILE_WORKER = path.resolve(__dirname, '..', 'testing', 'hostile-preparation.worker.js');
 /** The service's job timeout, which bounds `case_timeout_ms`. */
 const LIMITS = { taskTimeoutMs: 3_600_000 };
 
@@ -74,7 +74,7 @@ describe('RequestPreparationPool (spec 05 §4.2)', () => {
       const pool = await startedPool();
       const unknown = await rejection(pool.prepare({ ...validSubmitRequest(), zeta: 1, alpha: 2 }, LIMITS));
       expect(unknown.code).toBe('unknown_eval_request_fields');
-      expect(unknown.details).toEqual({ keys: ['alpha', 'zeta'] });
+      expect(unknown.details).toEqual({ fields: ['alpha', 'zeta'] });
       // within the pre-walk's string bound: only the worker's canonical size check refuses it
       const escapes = await rejection(pool.prepare(escapeHeavyRequest(), LIMITS));
       expect(escapes.code).toBe('evaluation_request_limit_exceeded');
