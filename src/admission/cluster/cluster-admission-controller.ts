@@ -97,31 +97,32 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
    * validation, aborted signals) are decided before any database work.
    */
   submit(agentId: string, opts?: AdmissionRequestOptions): Promise<SubmitResult> {
-    let entry: ClusterRequest;
-    try {
-      entry = this.operate(() => this.admitHere(agentId, opts));
-    } catch (error) {
-      return rejectedWith(error);
-    }
-    return handled(this.decideSubmit(entry));
+    return this.admitThen(agentId, opts, (entry) => handled(this.decideSubmit(entry)));
   }
 
   /** `submit`, then waits for a queued request's outcome. Never throws synchronously. */
   acquire(agentId: string, opts?: AdmissionRequestOptions): Promise<Permit> {
+    return this.admitThen(agentId, opts, (entry) => {
+      const permit = entry.wait();
+      this.decideSubmit(entry).catch(() => undefined);
+      return permit;
+    });
+  }
+
+  // ---- decisions ---------------------------------------------------------------------------
+
+  /** Spec 01 §5.1 steps 1–3 here, then `decide` the new request; a refusal here rejects, it is never thrown. */
+  private admitThen<T>(agentId: string, opts: AdmissionRequestOptions | undefined, decide: (entry: ClusterRequest) => Promise<T>): Promise<T> {
     let entry: ClusterRequest;
     try {
       entry = this.operate(() => this.admitHere(agentId, opts));
     } catch (error) {
       return rejectedWith(error);
     }
-    const permit = entry.wait();
-    this.decideSubmit(entry).catch(() => undefined);
-    return permit;
+    return decide(entry);
   }
 
-  // ---- decisions ---------------------------------------------------------------------------
-
-  /** Spec 01 §5.1 steps 1–3 here, then a `pending` request whose submit the cluster decides. */
+  /** A `pending` request of this instance, whose submit the cluster decides. */
   private admitHere(agentId: string, opts: AdmissionRequestOptions | undefined): ClusterRequest {
     const now = this.now();
     const request = this.admit(agentId, opts, now);
