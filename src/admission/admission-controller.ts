@@ -1,3 +1,4 @@
+import { rejectedWith } from '../shared/async/handled-promise';
 import { randomId } from '../shared/ids/random-id';
 import { agentLimitOf, type AdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry } from './admission-queue';
@@ -7,9 +8,8 @@ import { AdmissionError } from './admission.errors';
 import type { Permit } from './permit';
 import { AdmissionOperations } from './requests/admission-operations';
 import type { AdmissionControllerDeps } from './requests/admission-lifecycle';
-import { rejectedWith } from '../shared/async/handled-promise';
 
-export type { AdmissionControllerDeps } from './requests/admission-lifecycle';
+export type { AdmissionControllerDeps };
 
 /**
  * Bounds concurrent agent work globally and per agent (spec 01). A caller gets a permit at once,
