@@ -6,10 +6,19 @@ import type { AdmissionService } from './admission-service';
 import { admissionHttpException } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';
 import type { AdmissionRequestOptions } from './admission-request';
-import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteMetadata } from './admission.constants';
+import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteOptions } from './admission.constants';
 import { AdmissionError } from './admission.errors';
 import type { SubmitResult } from './admission.types';
 import type { Permit } from './permit';
+
+/** The agent of a route: a fixed id, or a resolver reading the request. */
+export type AgentIdSource = string | ((context: ExecutionContext) => string);
+
+/** What `@Admission()` stores on a class or handler. */
+export interface AdmissionRouteMetadata {
+  readonly agent: AgentIdSource;
+  readonly options: AdmissionRouteOptions;
+}
 
 /** A route's metadata, read once per handler and class. */
 interface CompiledRoute {

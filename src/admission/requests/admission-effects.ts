@@ -1,4 +1,4 @@
-import type { AdmissionStatus, AdmissionOutcome, AdmissionDecisionEvent } from './admission.types';
+import type { AdmissionStatus, AdmissionOutcome, AdmissionDecisionEvent } from '../admission.types';
 
 /**
  * The side effects of one controller operation (settlements, signal aborts, telemetry), performed

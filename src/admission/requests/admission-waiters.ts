@@ -1,44 +1,28 @@
-import type { Clock } from '../shared/time/clock';
-import { DeadlineTimer } from '../shared/time/deadline-timer';
-import { handled } from '../shared/async/handled-promise';
-import type { Waiter } from './admission-queue';
-import type { AdmissionRequestOptions } from './admission-request';
-import { withSignalAsOwner } from './admission-request';
-import { AdmissionError } from './admission.errors';
-import type { AdmissionStatus } from './admission.types';
-import type { Permit } from './permit';
-import type { PermitSource } from './admission-service';
+import type { Clock } from '../../shared/time/clock';
+import { DeadlineTimer } from '../../shared/time/deadline-timer';
+import { handled, rejectedWith } from '../../shared/async/handled-promise';
+import { withSignalAsOwner, type AdmissionRequestOptions } from '../admission-request';
+import type { PermitSource } from '../admission-service';
+import { AdmissionError } from '../admission.errors';
+import type { AdmissionStatus } from '../admission.types';
+import type { Permit } from '../permit';
 
-/** A request that can be waited for: its waiters, `null` once it settled. */
-export interface AwaitableRequest {
-  waiters: Waiter[] | null;
-}
+/** How many failures of queued requests `await` remembers (spec 01 §5.5). */
+const RECENT_FAILURES = 1024;
 
-/**
- * Adds a waiter for `await(ref, timeoutMs)` (spec 01 §5.5): settled with the request's outcome, or
- * rejected with `await_timeout` (and removed, leaving the request as it is) when `timeoutMs` passes.
- */
-export function addTimedWaiter(
-  request: AwaitableRequest,
-  clock: Clock,
-  timeoutMs: number | 'infinity',
-  resolve: (permit: Permit) => void,
-  reject: (reason: unknown) => void,
-): void {
-  if (timeoutMs === 'infinity' || timeoutMs === Infinity) {
-    (request.waiters ??= []).push({ resolve, reject });
-    return;
+/** The reasons of the most recently failed queued requests, for `await`; the oldest is forgotten first. */
+export class RecentFailures {
+  private readonly reasons = new Map<string, unknown>();
+
+  remember(ref: string, reason: unknown): void {
+    this.reasons.set(ref, reason);
+    if (this.reasons.size > RECENT_FAILURES) this.reasons.delete(this.reasons.keys().next().value as string);
   }
-  const waiter: Waiter = {
-    resolve: (permit) => (timer.clear(), resolve(permit)),
-    reject: (reason) => (timer.clear(), reject(reason)),
-  };
-  const timer = new DeadlineTimer(clock, () => {
-    if (request.waiters) request.waiters = request.waiters.filter((other) => other !== waiter);
-    reject(new AdmissionError('await_timeout'));
-  });
-  (request.waiters ??= []).push(waiter);
-  timer.arm(clock.monotonicNow() + timeoutMs);
+
+  /** What `await` answers for a ref the controller no longer tracks: the remembered failure, else `not_found`. */
+  answer(ref: string): Promise<Permit> {
+    return rejectedWith(this.reasons.has(ref) ? this.reasons.get(ref) : new AdmissionError('not_found'));
+  }
 }
 
 /** Who waits for a drain: `drain()` callers, told the status once the last permit went. */
