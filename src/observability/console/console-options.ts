@@ -4,8 +4,7 @@ import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared
 import { ConsoleError } from './console.errors';
 
 /** A guard class, as `@UseGuards()` takes it (Nest's `Type<CanActivate>`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ConsoleGuard = new (...args: any[]) => { canActivate(context: never): boolean | Promise<boolean> | Observable<boolean> };
+export type ConsoleGuard = new (...args: never[]) => { canActivate(context: never): boolean | Promise<boolean> | Observable<boolean> };
 
 /** Modules, as a module's `imports` takes them (Nest's `ModuleMetadata['imports']`: classes, dynamic modules, their promises, forward references). */
 export type ConsoleImports = readonly object[];
