@@ -1,9 +1,9 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ServerResponse } from 'node:http';
 import { isValidId } from '../shared/ids/id-rule';
 import type { AdmissionService } from './admission-service';
-import { admissionHttpException } from './admission-http';
+import { admissionFailureResponse } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';
 import type { AdmissionRequestOptions } from './admission-request';
 import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteOptions } from './admission.constants';
@@ -152,9 +152,9 @@ export class AdmissionGuard implements CanActivate {
   }
 
   private fail(error: unknown, response?: object): Error {
-    const { exception, retryAfter } = admissionHttpException(error);
-    if (retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
-    return exception;
+    const answer = admissionFailureResponse(error);
+    if (answer.retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
+    return new HttpException(answer.body, answer.status);
   }
 }
 

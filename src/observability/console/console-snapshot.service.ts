@@ -5,7 +5,7 @@ import type { AdmissionService } from '../../admission/admission-service';
 import { ADMISSION_SERVICE } from '../../admission/admission.constants';
 import type { AdmissionStatus } from '../../admission/admission.types';
 import { AuditSink } from '../../policy/audit-log/audit-sink';
-import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log';
+import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log.service';
 import { PostgresAuditLog } from '../../policy/audit-log/postgres-audit-log';
 import { RunRegistry } from '../../runner/runs/run-registry';
 import type { RunStatusRecord } from '../../runner/runs/run-registry.types';

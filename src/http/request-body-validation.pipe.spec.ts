@@ -1,7 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
 import { IsInt, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
-import { JsonObjectBodyPipe, requestValidationExceptionFactory } from './request-body-validation';
+import { JsonObjectBodyPipe, requestValidationExceptionFactory } from './request-body-validation.pipe';
 import { thrown } from '../shared/testing/thrown';
 
 const CANARY = 'canary_key_7f3a';

@@ -1,10 +1,12 @@
 import { AdmissionError } from '../admission/admission.errors';
-import { RUNNER_HTTP_ERRORS, runnerHttpAnswer } from './runner-http';
+import { agentRuntimeErrorAnswer, httpErrorAnswer } from '../http/http-error-mapper';
 import { RunnerError, type RunnerErrorCode } from './runner.errors';
 
+/** The Runner's answer, as the exception filter finds it (the table of the error's class). */
+const runnerHttpAnswer = (error: unknown) => (RunnerError.isRunnerError(error) ? agentRuntimeErrorAnswer(error) : undefined);
 const answer = (code: RunnerErrorCode, details?: Record<string, string | number>) => runnerHttpAnswer(new RunnerError(code, details));
 
-describe('runner HTTP answers (spec 03 §12)', () => {
+describe('RunnerError.httpAnswers (spec 03 §12)', () => {
   it.each([
     ['run_not_found', 404],
     ['agent_not_found', 404],
@@ -72,7 +74,8 @@ describe('runner HTTP answers (spec 03 §12)', () => {
     expect(runnerHttpAnswer({ code: 'run_not_found' })).toBeUndefined();
   });
 
-  it('the table is frozen', () => {
-    expect(Object.isFrozen(RUNNER_HTTP_ERRORS)).toBe(true);
+  it('the table is frozen, and every answer is the one of the table given explicitly', () => {
+    expect(Object.isFrozen(RunnerError.httpAnswers)).toBe(true);
+    for (const code of RunnerError.codes) expect(answer(code)).toEqual(httpErrorAnswer(new RunnerError(code), RunnerError.httpAnswers));
   });
 });

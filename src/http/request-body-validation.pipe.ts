@@ -1,8 +1,7 @@
-import { type HttpException, Injectable, type PipeTransform } from '@nestjs/common';
+import { HttpException, Injectable, type PipeTransform } from '@nestjs/common';
 import type { ValidationError } from 'class-validator';
 import type { ErrorDetails } from '../shared/errors/agent-runtime-error';
-import { httpErrorAnswer, httpErrorException } from './http-error-mapper';
-import { HTTP_REQUEST_ERRORS, HttpRequestError } from './http-request.errors';
+import { requestErrorAnswer } from './http-failure-answers';
 import { isPlainObject } from '../shared/options/plain-object';
 
 /** The constraint class-validator reports for a key the DTO does not declare (`forbidNonWhitelisted`). */
@@ -52,5 +51,6 @@ function fieldDetails(fields: string[], unknown: number): ErrorDetails {
 }
 
 function invalidBody(details: ErrorDetails): HttpException {
-  return httpErrorException(httpErrorAnswer(new HttpRequestError('invalid_request_body', details), HTTP_REQUEST_ERRORS));
+  const answer = requestErrorAnswer('invalid_request_body', details);
+  return new HttpException(answer.body, answer.status);
 }

@@ -2,11 +2,13 @@ import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import type { AddressInfo } from 'node:net';
-import { RecordingLogger } from '../../test/e2e/support/harness';
-import { HttpClient } from '../../test/e2e/support/http-client';
-import { AgentRuntimeExceptionFilter } from './agent-runtime-exception.filter';
-import { LedgerError } from '../ledger/ledger.errors';
-import { RuntimePolicyError } from '../policy/runtime-policy.errors';
+import { ClusterError } from '../../src/cluster/cluster.errors';
+import { AgentRuntimeExceptionFilter } from '../../src/http/agent-runtime-exception.filter';
+import { LedgerError } from '../../src/ledger/ledger.errors';
+import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
+import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
+import { RecordingLogger } from './support/harness';
+import { HttpClient } from './support/http-client';
 
 const CANARY = 'canary-91b2-secret';
 
@@ -30,6 +32,21 @@ class ThrowingController {
   @Get('conflict')
   conflict(): never {
     throw new LedgerError('invocation_owned');
+  }
+
+  @Get('cluster')
+  cluster(): never {
+    throw new ClusterError('cluster_unavailable', { sqlstate: null, errno: 'ECONNREFUSED' });
+  }
+
+  @Get('services')
+  services(): Promise<never> {
+    return Promise.reject(new RuntimeServiceError('runtime_service_store_unavailable', { sqlstate: '57P01' }));
+  }
+
+  @Get('services-client')
+  servicesClient(): never {
+    throw new RuntimeServiceError('artifact_too_large', { limit: 'maxArtifactBytes' });
   }
 }
 
@@ -72,7 +89,23 @@ describe('AgentRuntimeExceptionFilter', () => {
     expect({ status: policy.status, retry: policy.headers['retry-after'], code: policy.body.code }).toEqual({ status: 503, retry: '1', code: 'runtime_policy_audit_persistence_failed' });
   });
 
+  it.each([
+    ['cluster', 'cluster_unavailable', 'sqlstate=null errno=ECONNREFUSED'],
+    ['services', 'runtime_service_store_unavailable', 'sqlstate=57P01'],
+  ])('answers /throw/%s (%s, no table in the filter) 503 with Retry-After, logged as one line', async (route, code, facts) => {
+    const result = await http.get(`/throw/${route}`).result;
+    expect(result.status).toBe(503);
+    expect(result.headers['retry-after']).toBe('1');
+    expect(result.body).toEqual({ status_code: 503, error: 'Service Unavailable', code });
+    expect(linesOf(`route=GET /throw/${route} `)).toEqual([`503 ${code} ${facts} route=GET /throw/${route} AgentRuntimeHttp`]);
+  });
+
   it('answers a 4xx of the table without a log line or Retry-After', async () => {
+    const services = await http.get('/throw/services-client').result;
+    expect(services.body).toEqual({ status_code: 413, error: 'Payload Too Large', code: 'artifact_too_large', details: { limit: 'maxArtifactBytes' } });
+    expect(services.headers['retry-after']).toBeUndefined();
+    expect(linesOf('/throw/services-client')).toEqual([]);
+
     const result = await http.get('/throw/conflict').result;
     expect(result.body).toEqual({ status_code: 409, error: 'Conflict', code: 'invocation_owned' });
     expect(result.headers['retry-after']).toBeUndefined();
