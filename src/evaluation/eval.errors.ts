@@ -66,7 +66,7 @@ const EVAL_SERVICE_ERROR_CODES = Object.freeze([
 /** Every code an {@link EvalServiceError} carries (spec 05 §8). */
 export type EvalServiceErrorCode = (typeof EVAL_SERVICE_ERROR_CODES)[number];
 
-const BAD_REQUEST: HttpErrorRule = { status: 400, details: ['keys', 'option', 'reason', 'limit', 'field'] };
+const BAD_REQUEST: HttpErrorRule = { status: 400, details: ['field', 'fields', 'reason', 'limit'] };
 const CONFLICT: HttpErrorRule = { status: 409, details: ['phase', 'reason', 'expected', 'actual', 'from', 'to'] };
 const BUSY: HttpErrorRule = { status: 429, retryAfter: true };
 const CAPACITY: HttpErrorRule = { status: 507 };
@@ -97,7 +97,7 @@ export class EvalServiceError extends AgentRuntimeError<EvalServiceErrorCode> {
     invalid_eval_options: BAD_REQUEST,
     invalid_eval_cursor: BAD_REQUEST,
     invalid_prune_options: BAD_REQUEST,
-    invalid_eval_store_arguments: { status: 400, details: ['argument'] },
+    invalid_eval_store_arguments: { status: 400, details: ['field', 'fields'] },
     invalid_eval_compare_options: BAD_REQUEST,
     evaluation_request_limit_exceeded: { status: 413, details: ['limit'] },
     not_found: { status: 404 },
