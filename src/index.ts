@@ -1,4 +1,7 @@
-/** nest-agent-runtime: runtime safety for AI-agent services on NestJS. */
+/**
+ * nest-agent-runtime: runtime safety for AI-agent services on NestJS. Every module also has its own
+ * entry point (`nest-agent-runtime/admission`, `/policy`, …) that loads only what that module needs.
+ */
 export * from './admission';
 export * from './policy';
 export * from './ledger';
@@ -6,19 +9,11 @@ export * from './runner';
 export * from './trace';
 export * from './evaluation';
 export * from './services';
-export * from './database';
-export * from './health';
 export * from './cluster';
 export * from './observability';
-export { AdmissionHealthIndicator } from './admission/admission.health';
-export { LedgerHealthIndicator } from './ledger/ledger.health';
-export { DatabaseHealthIndicator } from './database/database.health';
-export { AgentRuntimeExceptionFilter } from './http/agent-runtime-exception.filter';
-export { useJsonBodyLimits, type JsonBodyLimitsOptions } from './http/json-body-limits';
-export { jsonDepthVerifier } from './http/json-depth-limit';
-export { requestValidationExceptionFactory, JsonObjectBodyPipe } from './http/request-body-validation.pipe';
-export { HttpRequestError, type HttpRequestErrorCode } from './http/http-request.errors';
-export type { HttpErrorBody } from './http/http-error-mapper';
+export * from './database';
+export * from './health';
+export * from './http';
 export type { ModuleAsyncOptions } from './shared/nest/module.builder';
 export { systemClock, type Clock } from './shared/time/clock';
 export type { ErrorDetails } from './shared/errors/agent-runtime-error';

@@ -40,6 +40,7 @@ export type {
 export type { RunSubscription } from './runs/run-subscription';
 export { InMemoryRunStore } from './runs/stores/in-memory-run-store';
 export { RunStore } from './runs/stores/run-store';
+export { PostgresRunStore, PostgresRunStoreProvider, type PostgresRunStoreOptions } from './runs/stores/postgres';
 export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory, type RunStoreDeclaration, type RunStoreProvider } from './runs/runs.module';
 export type { ResolveUserId, RunsModuleOptions } from './runs/runs-module-options';
 export { RunsHealthIndicator } from './runs/runs.health';

@@ -1,0 +1,7 @@
+/** `nest-agent-runtime/http`: the package's HTTP error answers, the body limits and the body pipe. */
+export { AgentRuntimeExceptionFilter } from './agent-runtime-exception.filter';
+export { useJsonBodyLimits, type JsonBodyLimitsOptions } from './json-body-limits';
+export { jsonDepthVerifier } from './json-depth-limit';
+export { requestValidationExceptionFactory, JsonObjectBodyPipe } from './request-body-validation.pipe';
+export { HttpRequestError, type HttpRequestErrorCode } from './http-request.errors';
+export type { HttpErrorBody } from './http-error-mapper';
