@@ -1,4 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { readOptions, type OptionRules } from '../shared/options/option-reader';
+import { integerIn, isBoolean } from '../shared/options/option-rules';
 import { systemClock, type Clock } from '../shared/time/clock';
 import { retry } from '../shared/time/retry';
 import { within } from '../shared/time/timeout';
@@ -57,7 +59,7 @@ export async function validateSchema(
   options: SchemaValidationOptions = {},
 ): Promise<SchemaReport> {
   const settings = resolveOptions(dataSource, specs, options);
-  const clock = options.clock ?? systemClock;
+  const clock = settings.clock;
   const { snapshot, dedicated } = await withConnectRetries(settings, clock, () => readOnce(dataSource, specs, settings, clock));
   const mismatches = [
     ...compareSettings(
@@ -90,6 +92,7 @@ export async function assertSchema<E extends Error>(
 }
 
 interface ResolvedOptions {
+  readonly clock: Clock;
   readonly schema: string | null;
   readonly connectRetries: number;
   readonly retryDelayMs: number;
@@ -100,6 +103,27 @@ interface ResolvedOptions {
   readonly migrationsTable: string;
   readonly migrationsSchema: string | null;
 }
+
+const OPTION_RULES: OptionRules<keyof SchemaValidationOptions> = {
+  schema: isPostgresIdentifier,
+  connectRetries: integerIn(0),
+  retryDelayMs: integerIn(0),
+  connectTimeoutMs: integerIn(1),
+  requireSynchronousStandby: isBoolean,
+  dedicatedConnections: (value) => Array.isArray(value) && value.every((c) => typeof (c as Partial<DedicatedConnection> | null)?.query === 'function'),
+  clock: (value) => typeof value === 'object' && value !== null,
+};
+
+/** The message of each rule, for the `TypeError` of a malformed option (a programming error of the caller). */
+const OPTION_RULE_TEXT: Readonly<Record<keyof SchemaValidationOptions, string>> = {
+  schema: 'schema must match ^[a-z_][a-z0-9_]{0,62}$',
+  connectRetries: 'connectRetries must be an integer >= 0',
+  retryDelayMs: 'retryDelayMs must be an integer >= 0',
+  connectTimeoutMs: 'connectTimeoutMs must be an integer >= 1',
+  requireSynchronousStandby: 'requireSynchronousStandby must be a boolean',
+  dedicatedConnections: 'dedicatedConnections must be connections with a query method',
+  clock: 'clock must be a Clock',
+};
 
 function resolveOptions(dataSource: DataSource, specs: readonly TableSpec[], options: SchemaValidationOptions): ResolvedOptions {
   if (!dataSource?.isInitialized || dataSource.options.type !== 'postgres') {
@@ -112,16 +136,10 @@ function resolveOptions(dataSource: DataSource, specs: readonly TableSpec[], opt
     if (names.has(spec.name)) throw new TypeError(`TableSpec ${spec.name} is declared twice`);
     names.add(spec.name);
   }
-  const { schema, connectRetries = 2, retryDelayMs = 500, connectTimeoutMs = 2000 } = options;
-  const { requireSynchronousStandby = false, dedicatedConnections = [] } = options;
-  if (schema !== undefined && !isPostgresIdentifier(schema)) throw new TypeError('schema must match ^[a-z_][a-z0-9_]{0,62}$');
-  if (!Number.isSafeInteger(connectRetries) || connectRetries < 0) throw new TypeError('connectRetries must be an integer >= 0');
-  if (!Number.isSafeInteger(retryDelayMs) || retryDelayMs < 0) throw new TypeError('retryDelayMs must be an integer >= 0');
-  if (!Number.isSafeInteger(connectTimeoutMs) || connectTimeoutMs < 1) throw new TypeError('connectTimeoutMs must be an integer >= 1');
-  if (typeof requireSynchronousStandby !== 'boolean') throw new TypeError('requireSynchronousStandby must be a boolean');
-  if (!Array.isArray(dedicatedConnections) || !dedicatedConnections.every((c) => typeof c?.query === 'function')) {
-    throw new TypeError('dedicatedConnections must be connections with a query method');
-  }
+  const read = readOptions(options, OPTION_RULES, { name: 'options', unknownKeys: 'ignore' });
+  if (!read.ok) throw new TypeError(read.fields.map((field) => OPTION_RULE_TEXT[field as keyof typeof OPTION_RULE_TEXT] ?? `${field} is not a plain object`).join('; '));
+  const given = read.values as Omit<SchemaValidationOptions, 'clock'>;
+  const { schema, connectRetries = 2, retryDelayMs = 500, connectTimeoutMs = 2000, requireSynchronousStandby = false, dedicatedConnections = [] } = given;
   const migrationsTable = dataSource.options.migrationsTableName ?? 'migrations';
   const migrationsSchema = (dataSource.options as { schema?: string }).schema ?? null;
   if (!isPostgresIdentifier(migrationsTable)) throw new TypeError('the migrations table name must match ^[a-z_][a-z0-9_]{0,62}$');
@@ -131,6 +149,7 @@ function resolveOptions(dataSource: DataSource, specs: readonly TableSpec[], opt
   // TypeORM names a migration by its `name` property, else by its class name
   const migrations = dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name);
   return {
+    clock: read.values.clock === undefined ? systemClock : (read.values.clock as Clock),
     schema: schema ?? null,
     connectRetries,
     retryDelayMs,

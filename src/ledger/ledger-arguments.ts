@@ -1,7 +1,7 @@
 import { canonicalJson, measure } from '../json';
 import { hasEscapedNul } from '../json/escaped-nul';
 import { isValidId } from '../shared/ids/id-rule';
-import { readOwnData } from '../shared/options/option-reader';
+import { readOptions } from '../shared/options/option-reader';
 import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
 import { MAX_LEASE_MS } from './ledger-options';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
@@ -12,7 +12,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function invalidArgument(operation: LedgerOperation, argument: string): LedgerError {
   return new LedgerError(`invalid_${operation}_arguments`, { field: argument });
 }
-
 
 export function invocationId(operation: LedgerOperation, id: unknown): string {
   if (!isValidId(id)) throw invalidArgument(operation, 'id');
@@ -30,16 +29,19 @@ export function leaseMs(operation: LedgerOperation, value: unknown): number {
   return value;
 }
 
+const anything = (): boolean => true;
+
 /**
- * The own data properties of a call's options object through the shared reader, refusing anything
- * else as a whole (`undefined` is an empty object). Unknown keys are refused so that a misspelt `now`
- * never silently becomes the database clock.
+ * The own data properties of a call's options object, read with the shared reader (`undefined` is an
+ * empty object); each value is checked afterwards by its own argument rule. Unknown keys are refused
+ * so that a misspelt `now` never silently becomes the database clock. Any refusal names the whole
+ * argument (spec 04 §5: `details.field` is the argument).
  */
 export function callOptions(operation: LedgerOperation, options: unknown, allowed: readonly string[], argument = 'options'): Record<string, unknown> {
-  if (options === undefined) return {};
-  const own = readOwnData(options, allowed);
-  if (own === null || own.unknown.length > 0 || own.accessors.length > 0) throw invalidArgument(operation, argument);
-  return own.values as Record<string, unknown>;
+  const rules = Object.fromEntries(allowed.map((key) => [key, anything]));
+  const read = readOptions(options, rules, { name: argument, unknownKeys: 'refuse' });
+  if (!read.ok) throw invalidArgument(operation, argument);
+  return read.values as Record<string, unknown>;
 }
 
 /** An explicit `now` (non-negative safe integer), or `null` for the database clock. */

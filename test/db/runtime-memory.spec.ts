@@ -165,7 +165,7 @@ describe('§1.5 capabilities', () => {
   it('refuses in-memory quota keys and malformed deps at construction', async () => {
     const dataSource = await sharedSource();
     expect(() => new PostgresMemoryAdapter(dataSource, { maxEntries: 5 })).toThrow(
-      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'memory', reason: 'adapter_unknown_keys', keys: ['maxEntries'] } }),
+      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'memory', reason: 'adapter_unknown_keys', field: 'maxEntries' } }),
     );
     expect(() => new PostgresMemoryAdapter(dataSource, {}, { schema: 'Bad-Schema' })).toThrow(TypeError);
     expect(() => new PostgresMemoryAdapter(dataSource, {}, { onErase: 'x' as never })).toThrow(TypeError);

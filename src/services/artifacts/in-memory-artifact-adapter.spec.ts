@@ -28,7 +28,7 @@ describe('InMemoryArtifactAdapter (spec 07 §2)', () => {
 
   it('refuses a bad adapterConfig at construction', () => {
     expect(() => new InMemoryArtifactAdapter({ adapterConfig: { maxScanEntries: 10 } })).toThrow(
-      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'artifact', reason: 'adapter_unknown_keys', keys: ['maxScanEntries'] } }),
+      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'artifact', reason: 'adapter_unknown_keys', field: 'maxScanEntries' } }),
     );
   });
 

@@ -1,7 +1,7 @@
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/time/clock';
-import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
-import { integerIn } from '../../shared/options/option-rules';
+import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean, isFunction, isNonEmptyString, oneOf } from '../../shared/options/option-rules';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { AdapterCallOptions, ComponentCapabilities } from '../services.types';
 
@@ -54,35 +54,46 @@ export interface ResolvedRouterSettings<S> extends ScopeRouterSettings<S> {
 /** The routing key of the one worker of a `shared` router. */
 export const SHARED_SCOPE_KEY = 'shared';
 
-const SETTING_RULES: ReadonlyArray<readonly [keyof ScopeRouterSettings<unknown>, (value: unknown) => boolean]> = [
-  ['routing', (value) => value === 'shared' || value === 'exact_scope'],
-  ['durable', (value) => typeof value === 'boolean'],
-  ['adapterId', (value) => typeof value === 'string' && value.length > 0],
-  ['maxActiveScopes', integerIn(1)],
-  ['maxRouterQueue', integerIn(1)],
-  ['idleScopeTimeoutMs', integerIn(1, 86_400_000)],
-  ['callTimeoutMs', integerIn(1, 600_000)],
-  ['checkScope', (value) => typeof value === 'function'],
-  ['keyOf', (value) => typeof value === 'function'],
-  ['openScope', (value) => typeof value === 'function'],
-  ['adapterFailure', (value) => value === 'artifact_shard_adapter_failed' || value === 'memory_shard_adapter_failed'],
-  ['clock', (value) => value === undefined || (typeof value === 'object' && value !== null)],
-  ['onChildDown', (value) => value === undefined || typeof value === 'function'],
-];
+const isRouterKind = oneOf('artifact', 'memory');
+const SETTING_RULES: OptionRules<Exclude<keyof ScopeRouterSettings<unknown>, 'kind'>> = {
+  routing: oneOf('shared', 'exact_scope'),
+  durable: isBoolean,
+  adapterId: isNonEmptyString,
+  maxActiveScopes: integerIn(1),
+  maxRouterQueue: integerIn(1),
+  idleScopeTimeoutMs: integerIn(1, 86_400_000),
+  callTimeoutMs: integerIn(1, 600_000),
+  checkScope: isFunction,
+  keyOf: isFunction,
+  openScope: isFunction,
+  adapterFailure: oneOf('artifact_shard_adapter_failed', 'memory_shard_adapter_failed'),
+  clock: (value) => typeof value === 'object' && value !== null,
+  onChildDown: isFunction,
+};
+const OPTIONAL_SETTINGS: ReadonlySet<string> = new Set(['clock', 'onChildDown']);
+const REQUIRED_SETTINGS = (Object.keys(SETTING_RULES) as Array<keyof typeof SETTING_RULES>).filter((name) => !OPTIONAL_SETTINGS.has(name));
 
-/** Checks every setting; a bad one → `invalid_runtime_service_component_config` with `details: {kind, reason: <setting>}`. */
+/**
+ * Checks every setting with the shared reader (other keys ignored); bad ones, then missing ones, →
+ * `invalid_runtime_service_component_config` with `details: {kind, reason: 'component_config'}` +
+ * `field`/sorted `fields` (without `kind` when the kind itself is the one that failed).
+ */
 export function resolveRouterSettings<S>(settings: ScopeRouterSettings<S>): ResolvedRouterSettings<S> {
-  const kind = settings?.kind;
-  if (kind !== 'artifact' && kind !== 'memory') throw new RuntimeServiceError('invalid_runtime_service_component_config', { reason: 'kind' });
-  for (const [name, rule] of SETTING_RULES) {
-    if (!rule(settings[name])) throw new RuntimeServiceError('invalid_runtime_service_component_config', { kind, reason: name });
-  }
-  const shared = settings.routing === 'shared';
+  const framed = readOptions(settings ?? null, { kind: isRouterKind }, { name: 'settings', unknownKeys: 'ignore' });
+  const kind = framed.ok ? (framed.values.kind as RouterKind | undefined) : undefined;
+  if (kind === undefined) throw new RuntimeServiceError('invalid_runtime_service_component_config', { reason: 'component_config', ...optionFailureDetails(framed.ok ? ['kind'] : framed.fields) });
+  const invalid = (fields: readonly string[]) => new RuntimeServiceError('invalid_runtime_service_component_config', { kind, reason: 'component_config', ...optionFailureDetails(fields) });
+  const read = readOptions(settings, SETTING_RULES, { name: 'settings', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalid(read.fields);
+  const missing = REQUIRED_SETTINGS.filter((name) => read.values[name] === undefined);
+  if (missing.length > 0) throw invalid(missing);
+  const values = { ...(read.values as Omit<ScopeRouterSettings<S>, 'kind'>), kind };
+  const shared = values.routing === 'shared';
   return Object.freeze({
-    ...settings,
-    clock: settings.clock ?? systemClock,
-    capacity: shared ? 1 : settings.maxActiveScopes,
-    idleReclamation: shared ? 'not_required_shared_adapter' : settings.durable ? 'lru_on_capacity' : 'disabled_for_volatile_adapter',
+    ...values,
+    clock: values.clock ?? systemClock,
+    capacity: shared ? 1 : values.maxActiveScopes,
+    idleReclamation: shared ? 'not_required_shared_adapter' : values.durable ? 'lru_on_capacity' : 'disabled_for_volatile_adapter',
   });
 }
 
