@@ -5,7 +5,7 @@ import { validateSchema } from '../../src/database/schema-validator';
 import { ARTIFACT_TABLE_SPECS } from '../../src/services/artifacts/artifact.schema';
 import { PostgresArtifactAdapter } from '../../src/services/artifacts/postgres-artifact-adapter';
 import { randomId } from '../../src/shared/ids/random-id';
-import { describeArtifactAdapterContract, expectArtifactCapabilities, SECRET, serviceError } from '../support/artifact-adapter-contract';
+import { describeArtifactAdapterContract, expectArtifactCapabilities, SECRET, serviceError } from '../../src/services/artifacts/testing/artifact-adapter-contract';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 
 const MIB = 1024 * 1024;

@@ -8,7 +8,7 @@ import { MEMORY_ENTRIES_TABLE, MEMORY_EPOCHS_TABLE, MEMORY_TABLE_SPECS } from '.
 import { POSTGRES_MEMORY_CAPABILITIES, PostgresMemoryAdapter, type PostgresMemoryAdapterDeps } from '../../src/services/memory/postgres-memory-adapter';
 import type { MemoryScope } from '../../src/services/services.types';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
-import { finalOutput, memoryEvent, memorySession } from '../support/memory-fixtures';
+import { finalOutput, memoryEvent, memorySession } from '../../src/services/memory/testing/memory-fixtures';
 import { eventually } from '../support/eventually';
 import { rejected } from '../../src/shared/testing/rejected';
 

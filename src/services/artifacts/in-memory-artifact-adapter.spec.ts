@@ -1,4 +1,4 @@
-import { describeArtifactAdapterContract, expectArtifactCapabilities, serviceError } from '../../../test/support/artifact-adapter-contract';
+import { describeArtifactAdapterContract, expectArtifactCapabilities, serviceError } from './testing/artifact-adapter-contract';
 import { ManualClock } from '../../shared/time/manual-clock';
 import { InMemoryArtifactAdapter } from './in-memory-artifact-adapter';
 

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation, startedRouter, TimerlessClock } from '../../../test/services/router-fixture';
+import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation, startedRouter, TimerlessClock } from './testing/router-fixture';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope, scopeKey } from '../service-scope';
 import type { ArtifactScope } from '../services.types';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { RuntimeServiceError, type RuntimeServiceErrorCode } from '../../src/services/runtime-service.errors';
-import type { ArtifactAdapter } from '../../src/services/artifacts/artifact-adapter.types';
-import type { ArtifactScope, ComponentCapabilities } from '../../src/services/services.types';
-import { randomId } from '../../src/shared/ids/random-id';
-import { ManualClock } from '../../src/shared/time/manual-clock';
+import { RuntimeServiceError, type RuntimeServiceErrorCode } from '../../runtime-service.errors';
+import type { ArtifactAdapter } from '../artifact-adapter.types';
+import type { ArtifactScope, ComponentCapabilities } from '../../services.types';
+import { randomId } from '../../../shared/ids/random-id';
+import { ManualClock } from '../../../shared/time/manual-clock';
 
 /** Builds the adapter under test with `adapterConfig` on `clock` (its `wallNow()` gives `created_at_ms`). */
 export type ArtifactAdapterFactory = (adapterConfig: Record<string, number>, clock: ManualClock) => Promise<ArtifactAdapter>;

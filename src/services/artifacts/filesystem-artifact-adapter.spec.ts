@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FilesystemArtifactAdapter } from '../../src/services/artifacts/filesystem-artifact-adapter';
-import { scopeKey } from '../../src/services/service-scope';
-import { thrown } from '../../src/shared/testing/thrown';
-import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
-import { describeArtifactAdapterContract, expectArtifactCapabilities, expectNoContent, SECRET, serviceError } from '../support/artifact-adapter-contract';
+import { FilesystemArtifactAdapter } from './filesystem-artifact-adapter';
+import { scopeKey } from '../service-scope';
+import { thrown } from '../../shared/testing/thrown';
+import { RuntimeServiceError } from '../runtime-service.errors';
+import { describeArtifactAdapterContract, expectArtifactCapabilities, expectNoContent, SECRET, serviceError } from './testing/artifact-adapter-contract';
 
 const roots: string[] = [];
 const adapters: FilesystemArtifactAdapter[] = [];

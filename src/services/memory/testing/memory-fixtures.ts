@@ -1,5 +1,5 @@
-import type { SessionEvent, SessionRecord } from '../../src/runner/session.types';
-import { randomId } from '../../src/shared/ids/random-id';
+import type { SessionEvent, SessionRecord } from '../../../runner/session.types';
+import { randomId } from '../../../shared/ids/random-id';
 
 /** A session record of `appName`/`userId` for tests. */
 export function memorySession(appName: string, userId: string, sessionId = randomId('s-')): SessionRecord {

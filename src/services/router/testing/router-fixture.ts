@@ -1,8 +1,8 @@
-import { ScopeRouter } from '../../src/services/router/scope-router';
-import type { ScopeRouterSettings } from '../../src/services/router/router-options';
-import { checkMemoryScope, scopeKey } from '../../src/services/service-scope';
-import type { AdapterCallOptions, MemoryScope } from '../../src/services/services.types';
-import { ManualClock } from '../../src/shared/time/manual-clock';
+import { ScopeRouter } from '../scope-router';
+import type { ScopeRouterSettings } from '../router-options';
+import { checkMemoryScope, scopeKey } from '../../service-scope';
+import type { AdapterCallOptions, MemoryScope } from '../../services.types';
+import { ManualClock } from '../../../shared/time/manual-clock';
 
 /** A promise the test settles. */
 export interface Deferred<T = void> {

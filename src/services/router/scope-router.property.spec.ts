@@ -15,10 +15,10 @@
  * to a caller minus the evictions: no worker of a failed or abandoned creation stayed installed.
  */
 import fc from 'fast-check';
-import type { ScopeLease } from '../../src/services/router/scope-lease';
-import type { ScopeWorkerHandle } from '../../src/services/router/scope-worker-handle';
-import type { MemoryScope } from '../../src/services/services.types';
-import { deferred, flush, keyOf, routerFixture, scope, type Deferred } from './router-fixture';
+import type { ScopeLease } from './scope-lease';
+import type { ScopeWorkerHandle } from './scope-worker-handle';
+import type { MemoryScope } from '../services.types';
+import { deferred, flush, keyOf, routerFixture, scope, type Deferred } from './testing/router-fixture';
 
 const USERS = ['u0', 'u1', 'u2', 'u3', 'u4'];
 
