@@ -4,7 +4,11 @@ import { isValidId } from '../shared/ids/id-rule';
 import { readOptions } from '../shared/options/option-reader';
 import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
 import { MAX_LEASE_MS } from './ledger-options';
+import { DEFAULT_EXPIRED_LIMIT, MAX_EXPIRED_LIMIT } from './ledger.constants';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
+import type { SanitizeTerminalOutcome } from './outcome-projection';
+
+const METADATA_KEYS = ['workflowId', 'workflowVersion', 'kind'] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -68,4 +72,29 @@ export function jsonDocument(operation: LedgerOperation, argument: string, value
   }
   if (hasEscapedNul(json)) throw invalidArgument(operation, argument);
   return json;
+}
+
+/** Validated id, metadata and checkpoint of a new row: the first five parameters of its insert. */
+export function newRow(operation: LedgerOperation, id: unknown, metadata: unknown, checkpoint: unknown, maxDocumentBytes: number): unknown[] {
+  const key = invocationId(operation, id);
+  const meta = callOptions(operation, metadata, METADATA_KEYS, 'metadata');
+  for (const field of METADATA_KEYS) if (!isValidId(meta[field])) throw invalidArgument(operation, field);
+  const json = jsonDocument(operation, 'checkpoint', checkpoint, maxDocumentBytes);
+  return [key, meta.workflowId, meta.workflowVersion, meta.kind, json];
+}
+
+/** `limit` of the expiry scans: an integer 1..1000, default 100. */
+export function expiredLimit(operation: LedgerOperation, value: unknown): number {
+  if (value === undefined) return DEFAULT_EXPIRED_LIMIT;
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_EXPIRED_LIMIT) throw invalidArgument(operation, 'limit');
+  return value as number;
+}
+
+/** The stored outcome of `failed`/`cancelled` through the projection; a throwing projection is the caller's bad argument. */
+export function projectedOutcome(project: SanitizeTerminalOutcome, phase: 'failed' | 'cancelled', outcome: unknown): unknown {
+  try {
+    return project(phase, outcome);
+  } catch {
+    throw invalidArgument('finish', 'outcome');
+  }
 }
