@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { CatalogColumn, CatalogIndex, CatalogTable } from './schema-catalog';
+import type { CatalogColumn, CatalogIndex, CatalogTable } from './schema-catalog.types';
 import { compareMigrations, compareSettings, compareTable } from './schema-comparison';
 import { defineTableSpec, type TableSpec } from './table-spec';
 

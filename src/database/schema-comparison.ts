@@ -1,4 +1,19 @@
-import type { CatalogColumn, CatalogConstraint, CatalogFunction, CatalogIndex, CatalogRelation, CatalogTable } from './schema-catalog';
+import type { CatalogColumn, CatalogConstraint, CatalogFunction, CatalogIndex, CatalogTable } from './schema-catalog.types';
+import {
+  describeAsUnique,
+  describeCheck,
+  describeColumn,
+  describeColumnSpec,
+  describeForeignKey,
+  describeForeignKeySpec,
+  describeIndex,
+  describeIndexSpec,
+  expressionList,
+  foreignKeyAction,
+  list,
+  persistenceName,
+  relkindName,
+} from './schema-descriptions';
 import { normalizeSqlExpression, sameSqlExpression } from './sql-expression';
 import { compareTriggers } from './trigger-comparison';
 import type { ColumnSpec, ForeignKeySpec, IndexSpec, TableSpec } from './table-spec';
@@ -186,35 +201,6 @@ function columnMatches(spec: ColumnSpec, actual: CatalogColumn): boolean {
   return describeColumnSpec(spec) === describeColumn(actual, spec);
 }
 
-/** The declared aspects of a column: type and nullability always, default/collation/generation when declared. */
-export function describeColumnSpec(spec: ColumnSpec): string {
-  return describeColumnAspects(spec, {
-    type: spec.type,
-    notNull: !spec.nullable,
-    default: spec.default ?? null,
-    collation: spec.collation ?? null,
-    generated: spec.generated ?? null,
-  });
-}
-
-/** The same aspects as {@link describeColumnSpec}, read from the catalog. */
-export function describeColumn(actual: CatalogColumn, spec: ColumnSpec): string {
-  return describeColumnAspects(spec, actual);
-}
-
-function describeColumnAspects(
-  declared: ColumnSpec,
-  value: Pick<CatalogColumn, 'type' | 'notNull' | 'default' | 'collation' | 'generated'>,
-): string {
-  let text = `${normalizeSqlExpression(value.type)} ${value.notNull ? 'not null' : 'null'}`;
-  if (declared.default !== undefined) text += value.default === null ? ' no default' : ` default ${normalizeSqlExpression(value.default)}`;
-  if (declared.collation !== undefined) text += ` collate ${value.collation ?? 'none'}`;
-  if (declared.generated !== undefined) {
-    text += value.generated === null ? ' not generated' : ` generated as (${normalizeSqlExpression(value.generated)})`;
-  }
-  return text;
-}
-
 function indexMatches(spec: IndexSpec, actual: CatalogIndex): boolean {
   return (
     !actual.exclusion &&
@@ -224,28 +210,6 @@ function indexMatches(spec: IndexSpec, actual: CatalogIndex): boolean {
     spec.columns.every((column, i) => sameSqlExpression(column, actual.columns[i])) &&
     (spec.predicate === undefined ? actual.predicate === null : actual.predicate !== null && sameSqlExpression(spec.predicate, actual.predicate))
   );
-}
-
-function describeIndexSpec(spec: IndexSpec): string {
-  const where = spec.predicate === undefined ? '' : ` where ${normalizeSqlExpression(spec.predicate)}`;
-  return `${spec.unique ? 'unique ' : ''}${spec.method} ${expressionList(spec.columns)}${where}`;
-}
-
-/** `[unique |exclusion ]<method> (<key columns>)[ where <predicate>]` */
-export function describeIndex(index: CatalogIndex): string {
-  const kind = index.exclusion ? 'exclusion ' : index.unique ? 'unique ' : '';
-  const where = index.predicate === null ? '' : ` where ${normalizeSqlExpression(index.predicate)}`;
-  return `${kind}${index.method} ${expressionList(index.columns)}${where}`;
-}
-
-function describeAsUnique(index: CatalogIndex): string {
-  if (!index.unique || index.exclusion) return describeIndex(index);
-  const where = index.predicate === null ? '' : ` where ${normalizeSqlExpression(index.predicate)}`;
-  return `unique ${expressionList(index.columns)}${where}`;
-}
-
-function describeCheck(constraint: CatalogConstraint): string {
-  return `check (${normalizeSqlExpression(constraint.checkExpression ?? '')})`;
 }
 
 function foreignKeyMatches(spec: ForeignKeySpec, actual: CatalogConstraint, schema: string | null): boolean {
@@ -258,52 +222,6 @@ function foreignKeyMatches(spec: ForeignKeySpec, actual: CatalogConstraint, sche
     list(spec.references.columns) === list(actual.referencedColumns) &&
     spec.onDelete === foreignKeyAction(actual.onDelete)
   );
-}
-
-function describeForeignKeySpec(fk: ForeignKeySpec): string {
-  return `${list(fk.columns)} references ${fk.references.table} ${list(fk.references.columns)} on delete ${fk.onDelete}`;
-}
-
-/** The referenced table is qualified only when it lives outside `schema`. */
-function describeForeignKey(constraint: CatalogConstraint, schema: string | null): string {
-  const table =
-    constraint.referencedSchema === schema ? constraint.referencedTable : `${constraint.referencedSchema}.${constraint.referencedTable}`;
-  return `${list(constraint.columns)} references ${table} ${list(constraint.referencedColumns)} on delete ${foreignKeyAction(constraint.onDelete)}`;
-}
-
-const FOREIGN_KEY_ACTIONS: Readonly<Record<string, string>> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
-
-function foreignKeyAction(letter: string | null): string {
-  return FOREIGN_KEY_ACTIONS[letter ?? ''] ?? 'unknown';
-}
-
-const RELKINDS: Readonly<Record<string, string>> = {
-  r: 'ordinary table',
-  p: 'partitioned table',
-  v: 'view',
-  m: 'materialized view',
-  f: 'foreign table',
-  S: 'sequence',
-  i: 'index',
-  I: 'partitioned index',
-  c: 'composite type',
-  t: 'TOAST table',
-};
-
-function relkindName(relkind: string): string {
-  return RELKINDS[relkind] ?? `relkind ${relkind}`;
-}
-
-function persistenceName(relation: CatalogRelation): string {
-  return relation.persistence === 'u' ? 'unlogged' : relation.persistence === 't' ? 'temporary' : 'permanent';
-}
-
-function list(names: readonly string[]): string {
-  return `(${names.join(', ')})`;
-}
-
-function expressionList(expressions: readonly string[]): string {
-  return list(expressions.map(normalizeSqlExpression));
 }
 
 function byName<T extends { readonly name: string }>(items: readonly T[]): T[] {

@@ -1,4 +1,4 @@
-import type { CatalogFunction, CatalogTrigger } from './schema-catalog';
+import type { CatalogFunction, CatalogTrigger } from './schema-catalog.types';
 import { compareTriggers, describeTriggerSpec, fingerprintFunction } from './trigger-comparison';
 import type { TriggerSpec } from './table-spec';
 

@@ -1,5 +1,5 @@
 import { sha256Hex } from '../shared/text/sha256';
-import type { CatalogFunction, CatalogTrigger } from './schema-catalog';
+import type { CatalogFunction, CatalogTrigger } from './schema-catalog.types';
 import { collapseWhitespace } from './sql-expression';
 import type { TriggerEvent, TriggerSpec } from './table-spec';
 
