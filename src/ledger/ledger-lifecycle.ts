@@ -6,10 +6,10 @@ import { within } from '../shared/time/timeout';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import type { ClaimResult, InvocationPhase, InvocationRecord } from './invocation-record';
 import type { LedgerState, LedgerStatus } from './invocation-ledger.types';
-import { ledgerStatement } from './ledger-connection';
+import { ledgerStatement } from './storage/ledger-connection';
 import type { ResolvedLedgerOptions } from './ledger-options';
-import type { LedgerStatements } from './ledger-sql';
-import { openLedgerInstance } from './ledger-startup';
+import type { LedgerStatements } from './storage/ledger-sql';
+import { openLedgerInstance } from './storage/ledger-startup';
 import { LEDGER_OPERATION_EVENT, type LedgerOperationEvent } from './ledger.constants';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 

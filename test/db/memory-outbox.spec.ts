@@ -1,4 +1,4 @@
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import { canonicalJson } from '../../src/json';
 import { MemoryOutbox1764900000002 } from '../../migrations/1764900000002-memory-outbox';
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';

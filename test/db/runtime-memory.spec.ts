@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { RuntimeMemory1764900000001, runtimeMemoryDdl } from '../../migrations/1764900000001-runtime-memory';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import type { TransactionClient } from '../../src/database/transaction-runner';
 import { randomId } from '../../src/shared/ids/random-id';
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { assertSchema } from '../../database/schema-validator';
-import type { TableSpec } from '../../database/table-spec';
+import { assertSchema } from '../../database/schema/schema-validator';
+import type { TableSpec } from '../../database/schema/table-spec';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/time/clock';

@@ -1,4 +1,4 @@
-import { classifyFailure } from '../database/postgres-failure';
+import { classifyFailure } from '../../database/postgres-failure';
 import { ledgerFailure } from './ledger-connection';
 
 describe('ledger connection', () => {

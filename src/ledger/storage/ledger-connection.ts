@@ -1,7 +1,7 @@
-import { isRolledBack, type PostgresFailure } from '../database/postgres-failure';
-import type { PgPool, StatementRows } from '../database/postgres-pool';
-import { runStatement, type StatementStage } from '../database/statement-runner';
-import { LedgerError } from './ledger.errors';
+import { isRolledBack, type PostgresFailure } from '../../database/postgres-failure';
+import type { PgPool, StatementRows } from '../../database/postgres-pool';
+import { runStatement, type StatementStage } from '../../database/statement-runner';
+import { LedgerError } from '../ledger.errors';
 
 /**
  * The ledger's reading of a database failure: failing to get a connection is `ledger_unavailable`;

@@ -1,18 +1,18 @@
 import type { DataSource } from 'typeorm';
-import { dedicatedConnectionOpener } from '../database/dedicated-connection';
-import { InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
-import { classifyFailure } from '../database/postgres-failure';
-import type { PgPool } from '../database/postgres-pool';
-import { assertSchema } from '../database/schema-validator';
-import { SchemaValidatorError } from '../database/schema-validator.errors';
-import type { Clock } from '../shared/time/clock';
-import { retry } from '../shared/time/retry';
+import { dedicatedConnectionOpener } from '../../database/dedicated-connection';
+import { InstanceLock, type ReconnectBackoff } from '../../database/instance-lock';
+import { classifyFailure } from '../../database/postgres-failure';
+import type { PgPool } from '../../database/postgres-pool';
+import { assertSchema } from '../../database/schema/schema-validator';
+import { SchemaValidatorError } from '../../database/schema/schema-validator.errors';
+import type { Clock } from '../../shared/time/clock';
+import { retry } from '../../shared/time/retry';
 import { ledgerStatement } from './ledger-connection';
 import { instanceLockKey } from './ledger-instance-key';
-import type { ResolvedLedgerOptions } from './ledger-options';
-import { qualifiedTable } from '../database/qualified-table';
+import type { ResolvedLedgerOptions } from '../ledger-options';
+import { qualifiedTable } from '../../database/qualified-table';
 import { ledgerStatements, type LedgerStatements } from './ledger-sql';
-import { LedgerError } from './ledger.errors';
+import { LedgerError } from '../ledger.errors';
 import { ledgerTableSpec } from './ledger.schema';
 
 /** Pause between start-up connection attempts (spec 04 §1.4). */

@@ -1,4 +1,4 @@
-import { deepFreeze } from '../json/json-copy';
+import { deepFreeze } from '../../json/json-copy';
 
 /**
  * The shape a component needs from one of its tables (spec 04 §1.2): plain frozen data, exported

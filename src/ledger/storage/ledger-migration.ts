@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { invocationLedgerDdl } from '../../migrations/1764500000000-invocation-ledger';
+import { invocationLedgerDdl } from '../../../migrations/1764500000000-invocation-ledger';
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './ledger.schema';
 
 /** Timestamp of the package's ledger migration; a custom table's migration carries it too by default. */

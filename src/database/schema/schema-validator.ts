@@ -1,10 +1,10 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { readOptions, type OptionRules } from '../shared/options/option-reader';
-import { integerIn, isBoolean } from '../shared/options/option-rules';
-import { systemClock, type Clock } from '../shared/time/clock';
-import { retry } from '../shared/time/retry';
-import { within } from '../shared/time/timeout';
-import { classifyFailure } from './postgres-failure';
+import { readOptions, type OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean } from '../../shared/options/option-rules';
+import { systemClock, type Clock } from '../../shared/time/clock';
+import { retry } from '../../shared/time/retry';
+import { within } from '../../shared/time/timeout';
+import { classifyFailure } from '../postgres-failure';
 import { readSchemaCatalog, readSynchronousCommit } from './schema-catalog';
 import type { CatalogQuery, CatalogSnapshot } from './schema-catalog.types';
 import { compareMigrations, compareSettings, compareTable, type SchemaMismatch } from './schema-comparison';

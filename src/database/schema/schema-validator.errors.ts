@@ -1,4 +1,4 @@
-import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 import type { SchemaMismatch } from './schema-comparison';
 
 /**

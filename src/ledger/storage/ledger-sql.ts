@@ -6,7 +6,7 @@
  * round trip. Internal; exported for the benchmark's raw floor.
  */
 
-import { advisoryLockKeySql } from '../database/instance-lock';
+import { advisoryLockKeySql } from '../../database/instance-lock';
 import { LEDGER_INSTANCE_LOCK_NAMESPACE } from './ledger-instance-key';
 
 /** Verdict column of the deciding statements; `'ok'` means the write happened. */

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** Default name of the ledger table (option `tableName`). */
 export const DEFAULT_LEDGER_TABLE = 'agent_runtime_invocations';

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../shared/text/sha256';
+import { sha256Hex } from '../../shared/text/sha256';
 import type { CatalogFunction, CatalogTrigger } from './schema-catalog.types';
 import { collapseWhitespace } from './sql-expression';
 import type { TriggerEvent, TriggerSpec } from './table-spec';

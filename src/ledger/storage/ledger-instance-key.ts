@@ -1,4 +1,4 @@
-import { advisoryLockKey } from '../database/instance-lock';
+import { advisoryLockKey } from '../../database/instance-lock';
 
 /** Namespace of the ledger's instance locks; `ledger-sql.ts` recomputes the same key in SQL. */
 export const LEDGER_INSTANCE_LOCK_NAMESPACE = 'agent_runtime.ledger.instance';

@@ -1,5 +1,5 @@
 import { createLedgerMigration } from './ledger-migration';
-import { qualifiedTable } from '../database/qualified-table';
+import { qualifiedTable } from '../../database/qualified-table';
 import { ledgerStatements } from './ledger-sql';
 import { DEFAULT_LEDGER_TABLE, isLedgerTableName, LEDGER_TABLE_SPEC, ledgerTableSpec } from './ledger.schema';
 
