@@ -13,6 +13,9 @@ export type ConfigRead<K extends string> =
   | { readonly ok: false; readonly failure: 'expected_object' }
   | { readonly ok: false; readonly failure: 'unknown_keys' | 'invalid_values'; readonly fields: readonly string[] };
 
+/** The rule of a key whose value is checked elsewhere (by its own reader, or with a code of its own): the reader only reads it. */
+export const anyValue = (): boolean => true;
+
 /**
  * True for what the shared reader can read: a plain object that is not a Proxy. A nested options
  * object is checked with it first, so that its own reading names keys only, never the whole object.

@@ -15,18 +15,18 @@ import { isScopePart } from '../service-scope';
 import type { MemoryScope } from '../services.types';
 import type { MemoryAdapterConfig } from './memory-adapter-config';
 import { invalidRequest, isStorableText } from './memory-requests';
+import { anyValue } from '../config-reader';
 
 /** The event kinds that become memory entries. */
 export const MEMORY_EVENT_KINDS: readonly SessionEventKind[] = Object.freeze(['user_message', 'final_output']);
 
 const EVENT_KINDS: readonly string[] = ['user_message', 'model_turn', 'tool_response', 'confirmation_requested', 'final_output', 'policy_audit'];
 type EventKey = 'event_id' | 'invocation_id' | 'session_id' | 'seq' | 'author' | 'kind' | 'content' | 'actions' | 'created_at_ms';
-const anything = (): boolean => true;
 const isJsonContainer = (value: unknown): boolean => isPlainObject(value) && !types.isProxy(value);
 /** Every key but `actions` is required; the content is checked on its own, as the entry's text. */
 const REQUIRED_EVENT_KEYS: readonly EventKey[] = ['event_id', 'invocation_id', 'session_id', 'seq', 'author', 'kind', 'content', 'created_at_ms'];
 const CONTENT_RULES = { role: oneOf('user', 'model'), parts: (value: unknown) => Array.isArray(value) && !types.isProxy(value) };
-const PART_RULES = { text: isStorableText, data: anything };
+const PART_RULES = { text: isStorableText, data: anyValue };
 
 /** The rules of a session event; with `sessionId`, the event must belong to that session. */
 function eventRules(sessionId: string | undefined): OptionRules<EventKey> {
@@ -37,7 +37,7 @@ function eventRules(sessionId: string | undefined): OptionRules<EventKey> {
     seq: (value) => isSafeIntegerAtLeast(value, 1),
     author: isScopePart,
     kind: (value) => EVENT_KINDS.includes(value as string),
-    content: anything,
+    content: anyValue,
     actions: isJsonContainer,
     created_at_ms: (value) => isSafeIntegerAtLeast(value, 0),
   };

@@ -6,6 +6,7 @@ import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkMemoryScope, isScopePart } from '../service-scope';
 import type { AdapterCallOptions, MemoryScope } from '../services.types';
 import type { MemoryAdapterConfig } from './memory-adapter-config';
+import { anyValue } from '../config-reader';
 
 /** Largest `jobId` of an ingestion, UTF-8 bytes. */
 export const MAX_JOB_ID_BYTES = 1024;
@@ -80,9 +81,8 @@ export interface CheckedSessionInput {
   readonly events: unknown;
 }
 
-const anything = (): boolean => true;
-const SESSION_INPUT_RULES = { session: anything, events: anything };
-const SESSION_RECORD_RULES = { session_id: anything, app_name: anything, user_id: anything };
+const SESSION_INPUT_RULES = { session: anyValue, events: anyValue };
+const SESSION_RECORD_RULES = { session_id: anyValue, app_name: anyValue, user_id: anyValue };
 
 /**
  * `{session, events}` where `session` is the Runner's session record, read with the shared reader:

@@ -15,16 +15,16 @@ import { pruneOnce } from './outbox-prune';
 import { lockUsage, scopeUsageKey, UsageChanges } from './outbox-usage';
 import { DEFAULT_OUTBOX_ADAPTER_ID, type OutboxEnqueueResult } from './outbox.types';
 import { isTokenId } from '../../shared/ids/id-rule';
+import { anyValue } from '../config-reader';
 
 /** Largest `baseJobId`, in UTF-8 bytes. */
 export const MAX_BASE_JOB_ID_BYTES = 1024;
 
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
-const anything = (): boolean => true;
 /** The scope parts are checked by `checkMemoryScope`, the events one by one after the request. */
 const REQUEST_RULES = {
-  appName: anything,
-  userId: anything,
+  appName: anyValue,
+  userId: anyValue,
   baseJobId: (value: unknown) => typeof value === 'string' && value.length > 0 && !UNSTORABLE.test(value) && Buffer.byteLength(value, 'utf8') <= MAX_BASE_JOB_ID_BYTES,
   adapterId: isTokenId,
   maxAttempts: (value: unknown) => isSafeIntegerAtLeast(value, 1),

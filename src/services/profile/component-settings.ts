@@ -1,6 +1,6 @@
 import { optionFailureDetails, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
-import { invalidComponentConfig, readConfig, type ComponentKind } from '../config-reader';
+import { anyValue, type ComponentKind, invalidComponentConfig, readConfig } from '../config-reader';
 
 /** Router settings of one component (spec 07 §3), with the adapter's own config still raw. */
 export interface ComponentSettings {
@@ -11,10 +11,8 @@ export interface ComponentSettings {
   readonly callTimeoutMs: number;
 }
 
-/** `adapterConfig` is read by the adapter itself. */
-const anything = (): boolean => true;
 const RULES: OptionRules<keyof ComponentSettings> = {
-  adapterConfig: anything,
+  adapterConfig: anyValue,
   maxActiveScopes: integerIn(1),
   maxRouterQueue: integerIn(1),
   idleScopeTimeoutMs: integerIn(1, 86_400_000),

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
-import { readConfig } from '../config-reader';
+import { anyValue, readConfig } from '../config-reader';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { resolveArtifactAdapterConfig, type ArtifactAdapterKind } from '../artifacts/artifact-adapter-config';
 import { resolveMemoryAdapterConfig } from '../memory/memory-adapter-config';
@@ -30,12 +30,11 @@ export type CompiledServiceProfile =
     };
 
 const PROFILES: readonly RuntimeServiceProfile[] = ['disabled', 'ephemeral_local', 'durable_local'];
-/** Each value is checked after the keys, with a reason of its own, so here every allowed key takes anything. */
-const anything = (): boolean => true;
+/** The keys of each profile; every value is checked after the keys, with a reason of its own. */
 const ALLOWED_KEYS: Readonly<Record<RuntimeServiceProfile, OptionRules<string>>> = {
   disabled: {},
-  ephemeral_local: { artifact: anything, memory: anything },
-  durable_local: { artifactRoot: anything, artifact: anything, memory: anything, memoryOutbox: anything, probeIntervalMs: anything },
+  ephemeral_local: { artifact: anyValue, memory: anyValue },
+  durable_local: { artifactRoot: anyValue, artifact: anyValue, memory: anyValue, memoryOutbox: anyValue, probeIntervalMs: anyValue },
 };
 /** Postgres paths and file names cannot hold U+0000; a lone surrogate has no file-system spelling. */
 const UNUSABLE_PATH = /[\u0000\p{Cs}]/u;
@@ -49,7 +48,7 @@ const invalid = (profile: string, reason: string, details: ErrorDetails = {}) =>
  * `{field: 'options'}`, a key held by an accessor → the same code naming it.
  */
 export function readProfileOptions(options: unknown): { readonly profile: unknown; readonly config: unknown } {
-  const read = readOptions(options, { profile: anything, config: anything }, { name: 'options', unknownKeys: 'ignore' });
+  const read = readOptions(options, { profile: anyValue, config: anyValue }, { name: 'options', unknownKeys: 'ignore' });
   if (!read.ok) throw new RuntimeServiceError('invalid_runtime_service_profile_config', optionFailureDetails(read.fields));
   return { profile: read.values.profile, config: read.values.config };
 }
