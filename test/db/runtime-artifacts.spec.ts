@@ -5,7 +5,8 @@ import { validateSchema } from '../../src/database/schema/schema-validator';
 import { ARTIFACT_TABLE_SPECS } from '../../src/services/artifacts/artifact.schema';
 import { PostgresArtifactAdapter } from '../../src/services/artifacts/postgres-artifact-adapter';
 import { randomId } from '../../src/shared/ids/random-id';
-import { describeArtifactAdapterContract, expectArtifactCapabilities, SECRET, serviceError } from '../../src/services/artifacts/testing/artifact-adapter-contract';
+import { describeArtifactAdapterContract } from '../../src/services/artifacts/testing/artifact-adapter-contract';
+import { expectArtifactCapabilities, SECRET, serviceError } from '../../src/services/artifacts/testing/artifact-expectations';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 
 const MIB = 1024 * 1024;

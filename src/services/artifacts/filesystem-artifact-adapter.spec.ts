@@ -6,7 +6,8 @@ import { FilesystemArtifactAdapter } from './filesystem-artifact-adapter';
 import { scopeKey } from '../service-scope';
 import { thrown } from '../../shared/testing/thrown';
 import { RuntimeServiceError } from '../runtime-service.errors';
-import { describeArtifactAdapterContract, expectArtifactCapabilities, expectNoContent, SECRET, serviceError } from './testing/artifact-adapter-contract';
+import { describeArtifactAdapterContract } from './testing/artifact-adapter-contract';
+import { expectArtifactCapabilities, expectNoContent, SECRET, serviceError } from './testing/artifact-expectations';
 
 const roots: string[] = [];
 const adapters: FilesystemArtifactAdapter[] = [];

@@ -1,4 +1,5 @@
-import { describeArtifactAdapterContract, expectArtifactCapabilities, serviceError } from './testing/artifact-adapter-contract';
+import { describeArtifactAdapterContract } from './testing/artifact-adapter-contract';
+import { expectArtifactCapabilities, serviceError } from './testing/artifact-expectations';
 import { ManualClock } from '../../shared/time/manual-clock';
 import { InMemoryArtifactAdapter } from './in-memory-artifact-adapter';
 
