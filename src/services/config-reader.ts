@@ -41,7 +41,7 @@ export function readConfig<K extends string>(value: unknown, rules: OptionRules<
   return unknown.length > 0 ? { ok: false, failure: 'unknown_keys', fields: unknown } : { ok: false, failure: 'invalid_values', fields: read.fields };
 }
 
-/** A component of the bundle that has a router. */
+/** A component of the bundle that has a router (and the router's `kind`). */
 export type ComponentKind = 'artifact' | 'memory';
 
 /** `invalid_runtime_service_component_config` with `{kind, reason}` and what else names the failure. */

@@ -2,11 +2,9 @@ import { isAbortSignal } from '../../shared/async/abort-signal';
 import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/time/clock';
 import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn, isBoolean, isFunction, isNonEmptyString, oneOf } from '../../shared/options/option-rules';
+import { invalidComponentConfig, type ComponentKind } from '../config-reader';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { AdapterCallOptions, ComponentCapabilities } from '../services.types';
-
-/** The component a router serves. */
-export type RouterKind = 'artifact' | 'memory';
 
 /** `shared`: one worker for every scope; `exact_scope`: one worker per scope key. */
 export type RouterRouting = 'shared' | 'exact_scope';
@@ -16,7 +14,7 @@ export type IdleReclamation = ComponentCapabilities['idle_reclamation'];
 
 /** What a router is told about its component (spec 07 §3, §4); the bundle builds it from compiled configuration. */
 export interface ScopeRouterSettings<S> {
-  readonly kind: RouterKind;
+  readonly kind: ComponentKind;
   readonly routing: RouterRouting;
   /** The adapter keeps its data outside the process; idle reclamation runs only for `exact_scope` over a durable adapter. */
   readonly durable: boolean;
@@ -54,7 +52,7 @@ export interface ResolvedRouterSettings<S> extends ScopeRouterSettings<S> {
 /** The routing key of the one worker of a `shared` router. */
 export const SHARED_SCOPE_KEY = 'shared';
 
-const isRouterKind = oneOf('artifact', 'memory');
+const isComponentKind = oneOf('artifact', 'memory');
 const SETTING_RULES: OptionRules<Exclude<keyof ScopeRouterSettings<unknown>, 'kind'>> = {
   routing: oneOf('shared', 'exact_scope'),
   durable: isBoolean,
@@ -79,10 +77,10 @@ const REQUIRED_SETTINGS = (Object.keys(SETTING_RULES) as Array<keyof typeof SETT
  * `field`/sorted `fields` (without `kind` when the kind itself is the one that failed).
  */
 export function resolveRouterSettings<S>(settings: ScopeRouterSettings<S>): ResolvedRouterSettings<S> {
-  const framed = readOptions(settings ?? null, { kind: isRouterKind }, { name: 'settings', unknownKeys: 'ignore' });
-  const kind = framed.ok ? (framed.values.kind as RouterKind | undefined) : undefined;
+  const framed = readOptions(settings ?? null, { kind: isComponentKind }, { name: 'settings', unknownKeys: 'ignore' });
+  const kind = framed.ok ? (framed.values.kind as ComponentKind | undefined) : undefined;
   if (kind === undefined) throw new RuntimeServiceError('invalid_runtime_service_component_config', { reason: 'component_config', ...optionFailureDetails(framed.ok ? ['kind'] : framed.fields) });
-  const invalid = (fields: readonly string[]) => new RuntimeServiceError('invalid_runtime_service_component_config', { kind, reason: 'component_config', ...optionFailureDetails(fields) });
+  const invalid = (fields: readonly string[]) => invalidComponentConfig(kind, 'component_config', optionFailureDetails(fields));
   const read = readOptions(settings, SETTING_RULES, { name: 'settings', unknownKeys: 'ignore' });
   if (!read.ok) throw invalid(read.fields);
   const missing = REQUIRED_SETTINGS.filter((name) => read.values[name] === undefined);
