@@ -1,5 +1,5 @@
 import { failureReportLines } from './failure-report';
-import { SchemaValidatorError } from './schema/schema-validator.errors';
+import { SchemaValidatorError } from './schema-validator.errors';
 
 const startupFailureLines = (error: unknown) => failureReportLines('reference service failed to start:', error);
 

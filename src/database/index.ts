@@ -6,7 +6,7 @@ export {
   type DedicatedConnection,
 } from './schema/schema-validator';
 export type { SchemaMismatch, SchemaMismatchProperty } from './schema/schema-comparison';
-export { SchemaValidatorError, type SchemaValidatorErrorCode } from './schema/schema-validator.errors';
+export { SchemaValidatorError, type SchemaValidatorErrorCode } from './schema-validator.errors';
 export {
   defineTableSpec,
   isPostgresIdentifier,

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { MigrationObjects } from '../../migrations';
 import type { SchemaMismatch } from './schema/schema-comparison';
-import { SchemaValidatorError } from './schema/schema-validator.errors';
+import { SchemaValidatorError } from './schema-validator.errors';
 
 const STATE_SQL = `
   WITH target AS (SELECT coalesce($1::text, current_schema()) AS schema)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { findFreePort, openProjectDatabase, startEmbeddedPostgres, startThrowawayPostgres } from '../../src/database/embedded/embedded-postgres';
-import { EmbeddedPostgresError } from '../../src/database/embedded/embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../../src/database/embedded-postgres.errors';
 import { findPostgresBinaries } from '../../src/database/embedded/postgres-binaries';
 
 const ROOT = resolve(__dirname, '../..');

@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import type { MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATION_OBJECTS, AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 import { MIGRATIONS_TABLE, runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
-import { SchemaValidatorError } from '../../src/database/schema/schema-validator.errors';
+import { SchemaValidatorError } from '../../src/database/schema-validator.errors';
 import { failureReportLines } from '../../src/database/failure-report';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 

@@ -1,7 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedPostgresError } from './embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../embedded-postgres.errors';
 import type { PostgresBinaries } from './postgres-binaries';
 import { firstClosedDirectory, type OsUser } from './postgres-os-user';
 

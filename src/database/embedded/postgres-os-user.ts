@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { constants as fsConstants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { EmbeddedPostgresError } from './embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../embedded-postgres.errors';
 
 /** The OS account the Postgres binaries run as. */
 export interface OsUser {

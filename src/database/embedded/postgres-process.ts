@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { systemClock } from '../../shared/time/clock';
 import { errnoOf } from './binary-cache';
-import { EmbeddedPostgresError } from './embedded-postgres.errors';
+import { EmbeddedPostgresError } from '../embedded-postgres.errors';
 import type { OsUser } from './postgres-os-user';
 
 /** One run of a Postgres binary. */

@@ -8,7 +8,7 @@ import { classifyFailure } from '../postgres-failure';
 import { readSchemaCatalog, readSynchronousCommit } from './schema-catalog';
 import type { CatalogQuery, CatalogSnapshot } from './schema-catalog.types';
 import { compareMigrations, compareSettings, compareTable, type SchemaMismatch } from './schema-comparison';
-import { SchemaValidatorError } from './schema-validator.errors';
+import { SchemaValidatorError } from '../schema-validator.errors';
 import { assertTableSpec, isPostgresIdentifier, type TableSpec } from './table-spec';
 
 /** A connection the component opened outside the pool (`pg.Client` fits). */

@@ -4,7 +4,7 @@ import { InstanceLock, type ReconnectBackoff } from '../../database/instance-loc
 import { classifyFailure } from '../../database/postgres-failure';
 import type { PgPool } from '../../database/postgres-pool';
 import { assertSchema } from '../../database/schema/schema-validator';
-import { SchemaValidatorError } from '../../database/schema/schema-validator.errors';
+import { SchemaValidatorError } from '../../database/schema-validator.errors';
 import type { Clock } from '../../shared/time/clock';
 import { retry } from '../../shared/time/retry';
 import { ledgerStatement } from './ledger-connection';

@@ -4,7 +4,7 @@ import { classifyFailure } from '../../../../database/postgres-failure';
 import type { PgPool } from '../../../../database/postgres-pool';
 import { qualifiedTable } from '../../../../database/qualified-table';
 import { assertSchema } from '../../../../database/schema/schema-validator';
-import { SchemaValidatorError } from '../../../../database/schema/schema-validator.errors';
+import { SchemaValidatorError } from '../../../../database/schema-validator.errors';
 import { runStatement } from '../../../../database/statement-runner';
 import { runTransaction, type TransactionClient } from '../../../../database/transaction-runner';
 import type { RunStatus } from '../../run-registry.types';

@@ -1,4 +1,4 @@
-import { AgentRuntimeError, type ErrorDetails } from '../../shared/errors/agent-runtime-error';
+import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
 /**
  * Why the embedded Postgres launcher could not give a server:

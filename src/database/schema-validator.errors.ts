@@ -1,5 +1,5 @@
-import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
-import type { SchemaMismatch } from './schema-comparison';
+import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import type { SchemaMismatch } from './schema/schema-comparison';
 
 /**
  * Why the validator could not read the catalog: `database_unreachable` after the connection
