@@ -481,13 +481,13 @@ function script(gate) {
 }
 
 async function startFanoutApp(url, instanceId, runner, lib) {
-  const { Module, NestFactory, TypeOrmModule, ClusterModule, RunsModule, agentRuntimeDataSourceOptions } = lib;
+  const { Module, NestFactory, TypeOrmModule, ClusterModule, RunsModule, PostgresRunStoreProvider, agentRuntimeDataSourceOptions } = lib;
   class FanoutModule {}
   Module({
     imports: [
       TypeOrmModule.forRoot(agentRuntimeDataSourceOptions(url, { extra: { max: POOL_MAX, application_name: instanceId } })),
       ClusterModule.forRoot({ instanceId }),
-      RunsModule.forRoot({ runners: [runner], store: 'postgres' }),
+      RunsModule.forRoot({ runners: [runner], store: PostgresRunStoreProvider }),
     ],
   })(FanoutModule);
   const app = await NestFactory.create(FanoutModule, { logger: false });
@@ -532,13 +532,13 @@ async function startFloorServer(url) {
 }
 
 async function partFanout(url, lib) {
-  const { Runner, InMemorySessionService, ScriptedModel, RunRegistry, RUN_STORE } = lib;
+  const { Runner, InMemorySessionService, ScriptedModel, RunRegistry, RunStore } = lib;
   const forwarder = { current: null };
   const runnerOf = () => new Runner({ appName: 'bench-cluster', agent: fanoutAgent(forwarder), sessionService: new InMemorySessionService() });
   const apps = [await startFanoutApp(url, 'fanout-a', runnerOf(), lib), await startFanoutApp(url, 'fanout-b', runnerOf(), lib)];
   const registry = apps[0].app.get(RunRegistry);
   const pools = apps.map(({ app }) => app.get(lib.ClusterInstance).pool);
-  const store = apps[0].app.get(RUN_STORE);
+  const store = apps[0].app.get(RunStore);
   // when each item of A's run was appended: the call, and its resolution (committed, notified, local watchers woken)
   let marks = new Map();
   const append = store.append.bind(store);
@@ -659,7 +659,7 @@ async function partFanout(url, lib) {
   const line = (label, values) => `| ${label} | ${values.length} | ${f(median(values))} | ${f(quantile(values, 0.9))} | ${f(quantile(values, 0.99))} | ${f(Math.max(...values))} |`;
   const sizes = template.map((item) => item.payload.length);
   console.log(`\n### (3) SSE fan-out of one run to ${int(SUBSCRIBERS)} subscribers over 2 instances\n`);
-  console.log(`Two Nest apps in this process (express; each: \`TypeOrmModule.forRoot\` pool max ${POOL_MAX}, \`ClusterModule.forRoot\`, \`RunsModule.forRoot({runners, store: 'postgres'})\`). The run is started on A (\`RunRegistry.start\`); its first model call waits until all ${int(SUBSCRIBERS)} clients (a worker thread, node:http, one socket each, ${int(SUBSCRIBERS / 2)} on each app) have their 200 answer of \`GET /runs/:id/events\`; then ${STEPS} turns of one tool call, the model and the tool each taking ${GAP_MS} ms: ${template.length} items per run (payload ${int(Math.min(...sizes))}–${int(Math.max(...sizes))} bytes, median ${int(median(sizes))}), about one every ${GAP_MS} ms. Per item, latency = the last (or first) subscriber's receipt minus the moment A's \`PostgresRunStore.append\` resolved (committed and notified); "from the append call" starts before its transaction. Items appended before the gate opened (replayed on connect) are left out. Floor: two bare node:http servers, each with one LISTEN connection; the bench inserts the same items (the warm-up run's stored payloads) with a NOTIFY in one statement every ${GAP_MS} ms, and on each notification each server reads the item once and writes it to its ${int(SUBSCRIBERS / 2)} sockets. One warm-up run, then ${FANOUT_RUNS} runs of each, alternating. ms, over every item of every run.\n`);
+  console.log(`Two Nest apps in this process (express; each: \`TypeOrmModule.forRoot\` pool max ${POOL_MAX}, \`ClusterModule.forRoot\`, \`RunsModule.forRoot({runners, store: PostgresRunStoreProvider})\`). The run is started on A (\`RunRegistry.start\`); its first model call waits until all ${int(SUBSCRIBERS)} clients (a worker thread, node:http, one socket each, ${int(SUBSCRIBERS / 2)} on each app) have their 200 answer of \`GET /runs/:id/events\`; then ${STEPS} turns of one tool call, the model and the tool each taking ${GAP_MS} ms: ${template.length} items per run (payload ${int(Math.min(...sizes))}–${int(Math.max(...sizes))} bytes, median ${int(median(sizes))}), about one every ${GAP_MS} ms. Per item, latency = the last (or first) subscriber's receipt minus the moment A's \`PostgresRunStore.append\` resolved (committed and notified); "from the append call" starts before its transaction. Items appended before the gate opened (replayed on connect) are left out. Floor: two bare node:http servers, each with one LISTEN connection; the bench inserts the same items (the warm-up run's stored payloads) with a NOTIFY in one statement every ${GAP_MS} ms, and on each notification each server reads the item once and writes it to its ${int(SUBSCRIBERS / 2)} sockets. One warm-up run, then ${FANOUT_RUNS} runs of each, alternating. ms, over every item of every run.\n`);
   console.log('| Path | items | p50 | p90 | p99 | max |');
   console.log('|---|---|---|---|---|---|');
   console.log(line('run store: append resolved → last subscriber', all(real, 'last')));
@@ -725,7 +725,8 @@ async function main({ onServer, openServer, withDatabase }) {
         TypeOrmModule: require('@nestjs/typeorm').TypeOrmModule,
         ClusterModule: require('../dist/src/cluster/cluster.module.js').ClusterModule,
         RunsModule: require('../dist/src/runner/runs/runs.module.js').RunsModule,
-        RUN_STORE: require('../dist/src/runner/runs/runs.module.js').RUN_STORE,
+        RunStore: require('../dist/src/runner/runs/stores/run-store.js').RunStore,
+        PostgresRunStoreProvider: require('../dist/src/runner/runs/stores/postgres/postgres-run-store.provider.js').PostgresRunStoreProvider,
         RunRegistry: require('../dist/src/runner/runs/run-registry.js').RunRegistry,
         Runner: require('../dist/src/runner/runner.js').Runner,
         InMemorySessionService: require('../dist/src/services/sessions/in-memory-session-service.js').InMemorySessionService,

@@ -75,7 +75,7 @@ const model = {
 };
 const registry = new RunRegistry({ runners: [new Runner({ appName: 'bench-eval', agent: { name: AGENT, tools: [lookup], model }, sessionService: new InMemorySessionService() })] });
 
-// ---- requests (builders copied from test/support/eval-requests.ts, agent renamed) ------------------
+// ---- requests (builders copied from src/evaluation/testing/eval-requests.ts, agent renamed) ------------------
 
 /** A job of `cases` cases that the agent passes on both metrics. */
 function jobRequest(cases = 10) {

@@ -28,7 +28,7 @@ if (getHeapStatistics().heap_size_limit < HEAP_MIB * 2 ** 20) {
 
 const require = createRequire(import.meta.url);
 const { TraceStore } = require('../dist/src/trace/trace-store.js');
-const { CursorIndex } = require('../dist/src/trace/cursor-index.js');
+const { CursorIndex } = require('../dist/src/trace/state/cursor-index.js');
 const { ManualClock } = require('../dist/src/testing/index.js');
 
 const args = benchArgs(['big', 'small', 'rounds', 'batch-ms', 'warmup-ms']);

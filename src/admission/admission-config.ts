@@ -85,3 +85,8 @@ export function resolveAdmissionConfig(config?: AdmissionConfig): ResolvedAdmiss
     drainTimeoutMs: c.drainTimeoutMs ?? 30_000,
   });
 }
+
+/** The limit of `agentId`: its entry in `agentLimits`, else `defaultAgentLimit`. */
+export function agentLimitOf(config: ResolvedAdmissionConfig, agentId: string): number {
+  return config.agentLimits.get(agentId) ?? config.defaultAgentLimit;
+}

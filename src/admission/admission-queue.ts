@@ -1,17 +1,6 @@
 import { IndexedMinHeap, type HeapItem } from '../shared/collections/indexed-min-heap';
 import { LinkedList, type ListNode } from '../shared/collections/linked-list';
-import type { IssuedPermit, Permit } from './permit';
-
-/** Where a request is in its lifecycle; `done` is terminal. */
-export type EntryState = 'queued' | 'active' | 'done';
-
-/** One waiter of a queued request (an `acquire` or an `await`). */
-export interface Waiter {
-  resolve(permit: Permit): void;
-  reject(reason: unknown): void;
-  /** The caller's promise, marked handled just before a rejection so a dropped promise is never reported. */
-  promise?: Promise<Permit>;
-}
+import { TrackedRequest } from './requests/tracked-request';
 
 /** Per-agent bookkeeping; dropped when the agent has neither active nor queued work. */
 export class AgentState implements HeapItem {
@@ -25,35 +14,27 @@ export class AgentState implements HeapItem {
     readonly id: string,
     readonly limit: number,
   ) {}
-
-  get hasCapacity(): boolean {
-    return this.active < this.limit;
-  }
 }
 
-/** A submitted request: queued, active (holding a permit) or done. */
-export class RequestEntry implements ListNode<RequestEntry>, HeapItem {
+/** A request of the local controller: its agent's record and its place in that agent's FIFO. */
+export class RequestEntry extends TrackedRequest implements ListNode<RequestEntry> {
   prev: RequestEntry | null = null;
   next: RequestEntry | null = null;
-  heapIndex = -1;
-  state: EntryState = 'queued';
-  permit: IssuedPermit | undefined = undefined;
-  waiters: Waiter[] | null = null;
-  ownerListener: (() => void) | undefined = undefined;
-  signalListener: (() => void) | undefined = undefined;
 
   constructor(
-    /** The controller that owns the request: a permit is only ever released by its issuer. */
-    readonly issuer: object,
-    readonly ref: string,
+    issuer: object,
+    ref: string,
     readonly agent: AgentState,
-    readonly seq: number,
-    /** Absolute monotonic ms; `Infinity` never expires. */
-    readonly deadline: number,
-    readonly submittedAt: number,
-    readonly owner: AbortSignal | undefined,
-    readonly signal: AbortSignal | undefined,
-  ) {}
+    /** The controller's submit sequence: FIFO order within an agent, age across agents. */
+    seq: number,
+    deadline: number,
+    submittedAt: number,
+    owner: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
+  ) {
+    super(issuer, ref, agent.id, deadline, submittedAt, owner, signal);
+    this.seq = seq;
+  }
 }
 
 const olderHead = (a: AgentState, b: AgentState) => a.headSeq < b.headSeq;

@@ -1,4 +1,3 @@
-import type { ExecutionContext } from '@nestjs/common';
 import type { OverflowMode } from './admission-config';
 import type { Permit } from './permit';
 
@@ -30,21 +29,12 @@ export function attachAdmissionState(request: object, state: AdmissionRequestSta
   requestStates.set(request, state);
 }
 
-/** The agent of a route: a fixed id, or a resolver reading the request. */
-export type AgentIdSource = string | ((context: ExecutionContext) => string);
-
 /** Per-route overrides of the controller defaults. */
 export interface AdmissionRouteOptions {
   /** @default the controller's `overflow` */
   overflow?: OverflowMode;
   /** @default the controller's `defaultQueueTimeoutMs` */
   queueTimeoutMs?: number | 'infinity';
-}
-
-/** What `@Admission()` stores on a class or handler. */
-export interface AdmissionRouteMetadata {
-  readonly agent: AgentIdSource;
-  readonly options: AdmissionRouteOptions;
 }
 
 /** The admitted request's state, shared by the guard, the release interceptor and the decorators. */

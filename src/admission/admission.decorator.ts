@@ -1,14 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
-import { AdmissionGuard } from './admission.guard';
+import { AdmissionGuard, type AdmissionRouteMetadata, type AgentIdSource } from './admission.guard';
 import { AdmissionReleaseInterceptor } from './admission-release.interceptor';
-import {
-  admissionStateOf,
-  ADMISSION_ROUTE,
-  type AdmissionRequestState,
-  type AdmissionRouteMetadata,
-  type AdmissionRouteOptions,
-  type AgentIdSource,
-} from './admission.constants';
+import { admissionStateOf, ADMISSION_ROUTE, type AdmissionRequestState, type AdmissionRouteOptions } from './admission.constants';
 
 /**
  * Admits requests of a controller or handler (handler metadata wins) for `agent`: a fixed id or a

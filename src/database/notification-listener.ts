@@ -1,4 +1,4 @@
-import createPostgresSubscriber, { type Subscriber } from 'pg-listen';
+import type { Subscriber } from 'pg-listen';
 import { dedicatedConnectionConfig } from './dedicated-connection';
 import type { PgPool } from './postgres-pool';
 import { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './instance-lock';
@@ -31,19 +31,27 @@ export interface NotificationListenerOptions {
  * as `connected: false` and, once back, as `reconnected()`.
  */
 export class NotificationListener {
-  private readonly subscriber: Subscriber;
+  private created: Subscriber | undefined = undefined;
   private isConnected = false;
   private started = false;
   private closed = false;
 
   constructor(
-    pool: PgPool,
+    private readonly pool: PgPool,
     private readonly options: NotificationListenerOptions,
     private readonly handlers: NotificationHandlers,
-  ) {
-    const { initialMs, maxMs } = options.backoff ?? DEFAULT_RECONNECT_BACKOFF;
+  ) {}
+
+  /** Created on first use (at `start()`), so loading this file loads neither pg-listen nor pg. */
+  private get subscriber(): Subscriber {
+    return (this.created ??= this.createSubscriber());
+  }
+
+  private createSubscriber(): Subscriber {
+    const { default: createPostgresSubscriber } = require('pg-listen') as typeof import('pg-listen');
+    const { initialMs, maxMs } = this.options.backoff ?? DEFAULT_RECONNECT_BACKOFF;
     const identity = (text: string) => text;
-    this.subscriber = createPostgresSubscriber(dedicatedConnectionConfig(pool), {
+    const subscriber = createPostgresSubscriber(dedicatedConnectionConfig(this.pool), {
       parse: identity,
       serialize: identity,
       // pg-listen's reconnection loop does not look at close(); a throw here is how it stops
@@ -54,9 +62,9 @@ export class NotificationListener {
       retryLimit: Infinity,
       // 0 turns pg-listen's give-up timeout off: the listener lives as long as its owner
       retryTimeout: 0,
-      paranoidChecking: options.livenessCheckMs ?? 5000,
+      paranoidChecking: this.options.livenessCheckMs ?? 5000,
     });
-    const events = this.subscriber.events;
+    const events = subscriber.events;
     events.on('notification', ({ channel, payload }) => this.handlers.notified(channel, typeof payload === 'string' ? payload : ''));
     events.on('reconnect', () => {
       this.isConnected = false;
@@ -70,6 +78,7 @@ export class NotificationListener {
     events.on('error', () => {
       this.isConnected = false;
     });
+    return subscriber;
   }
 
   /** True while the connection is up and LISTENs on every channel. */
@@ -90,6 +99,6 @@ export class NotificationListener {
     this.closed = true;
     this.isConnected = false;
     this.started = false;
-    await this.subscriber.close().catch(() => undefined);
+    await this.created?.close().catch(() => undefined);
   }
 }

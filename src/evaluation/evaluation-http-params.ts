@@ -1,4 +1,4 @@
-import { readOwnData } from '../shared/options/option-reader';
+import { optionFailureDetails, readOwnData } from '../shared/options/option-reader';
 import { EvalServiceError } from './eval.errors';
 import type { EvalPageOptions } from './eval.types';
 
@@ -27,13 +27,13 @@ export function pageOptionsOf(params: EvalQueryParams): EvalPageOptions {
 export function compareParamsOf(params: EvalQueryParams): { baseline: string; tolerance?: number } {
   const baseline = single(params, 'baseline');
   const tolerance = single(params, 'tolerance');
-  if (baseline === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'baseline' });
+  if (baseline === undefined) throw new EvalServiceError('invalid_eval_compare_options', { field: 'baseline' });
   return { baseline, ...(tolerance === undefined ? {} : { tolerance: toleranceOf(tolerance) }) };
 }
 
 /** A tolerance written as a plain decimal in 0..1 (`0.05`, `1`); else `invalid_eval_compare_options`. */
 export function toleranceOf(text: string): number {
-  if (!DECIMAL.test(text)) throw new EvalServiceError('invalid_eval_compare_options', { option: 'tolerance' });
+  if (!DECIMAL.test(text)) throw new EvalServiceError('invalid_eval_compare_options', { field: 'tolerance' });
   return Number(text);
 }
 
@@ -41,7 +41,7 @@ export function toleranceOf(text: string): number {
 export function baselineBodyOf(body: unknown): string {
   const own = readOwnData(body, ['job_id']);
   if (own === null) throw new EvalServiceError('invalid_eval_request', { field: 'body' });
-  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_request_fields', { keys: own.unknown });
+  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_request_fields', optionFailureDetails(own.unknown));
   const jobId = own.values.job_id;
   if (typeof jobId !== 'string') throw new EvalServiceError('invalid_eval_request', { field: 'job_id' });
   return jobId;

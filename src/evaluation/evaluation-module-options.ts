@@ -1,7 +1,7 @@
+import { readOptions } from '../shared/options/option-reader';
 import { isFunction } from '../shared/options/option-rules';
 import { isPlainObject } from '../shared/options/plain-object';
-import { readStrictOptions } from '../shared/options/strict-options';
-import { EvalServiceError } from './eval.errors';
+import { evalOptionFailure } from './eval-option-failure';
 import type { EvalScope, EvalStore } from './eval.types';
 import type { EvalServiceOptions } from './service/eval-service-options';
 import type { PostgresEvalStore } from './store/postgres-eval-store';
@@ -38,12 +38,14 @@ export interface ResolvedEvaluationModuleOptions {
 
 const RULES = { store: isPlainObject, service: isPlainObject, resolveScope: isFunction, wrapStore: isFunction };
 
-/** Validates the module options: `unknown_eval_service_options` (`{keys}`) or `invalid_eval_service_options` (`{option}`). */
+/**
+ * Validates the module options: `unknown_eval_service_options` naming every unknown key (`{field}` or
+ * `{fields}`), else `invalid_eval_service_options` naming the first bad option (`{field}`).
+ */
 export function resolveEvaluationModuleOptions(options: unknown): ResolvedEvaluationModuleOptions {
-  const values = readStrictOptions(options, RULES, 'options', {
-    unknownKeys: (keys) => new EvalServiceError('unknown_eval_service_options', { keys }),
-    invalid: (option) => new EvalServiceError('invalid_eval_service_options', { option }),
-  });
+  const read = readOptions(options, RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw evalOptionFailure(read, 'unknown_eval_service_options', 'invalid_eval_service_options');
+  const values = read.values;
   const service = (values.service as EvalServiceOptions | undefined) ?? {};
   return Object.freeze({
     store: values.store as PostgresEvalStoreOptions | undefined,

@@ -1,37 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ADMISSION_HTTP_ERRORS } from '../admission/admission-http';
-import { EVAL_HTTP_ERRORS } from '../evaluation/eval-http';
-import { EvalServiceError } from '../evaluation/eval.errors';
-import { AdmissionError } from '../admission/admission.errors';
-import { LEDGER_HTTP_ERRORS } from '../ledger/ledger-http';
-import { LedgerError } from '../ledger/ledger.errors';
-import { POLICY_HTTP_ERRORS } from '../policy/policy-http';
-import { RuntimePolicyError } from '../policy/runtime-policy.errors';
-import { runnerHttpAnswer } from '../runner/runner-http';
-import { RunnerError } from '../runner/runner.errors';
 import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
-import { TRACE_HTTP_ERRORS } from '../trace/trace-http';
-import { TraceStoreError } from '../trace/trace-store.errors';
-import { httpErrorAnswer, type HttpErrorAnswer, type HttpErrorTable } from './http-error-mapper';
-import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './http-failure-answers';
-import { HTTP_REQUEST_ERRORS, HttpRequestError } from './http-request.errors';
 import { logField } from '../shared/text/log-escape';
-
-type ErrorClass = abstract new (...args: never[]) => AgentRuntimeError<string>;
-/** A module's table, or its function where a code's answer depends on its details. */
-type ErrorAnswers = HttpErrorTable<string> | ((error: AgentRuntimeError<string>) => HttpErrorAnswer | undefined);
-
-/** Each module's error class and its table of HTTP answers: the one place they meet. */
-const TABLES: ReadonlyArray<readonly [ErrorClass, ErrorAnswers]> = [
-  [LedgerError, LEDGER_HTTP_ERRORS],
-  [RuntimePolicyError, POLICY_HTTP_ERRORS],
-  [AdmissionError, ADMISSION_HTTP_ERRORS],
-  [HttpRequestError, HTTP_REQUEST_ERRORS],
-  [RunnerError, runnerHttpAnswer],
-  [TraceStoreError, TRACE_HTTP_ERRORS],
-  [EvalServiceError, EVAL_HTTP_ERRORS],
-];
+import { agentRuntimeErrorAnswer, type HttpErrorAnswer } from './http-error-mapper';
+import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './http-failure-answers';
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;
 
@@ -44,7 +16,8 @@ interface HttpRequestLike {
 /**
  * Answers every exception of an HTTP request in the package's shape `{status_code, error, code,
  * details?}` and never with what the client sent:
- * - an error of this package by its module's table (`Retry-After: 1` where the table says so);
+ * - an error of this package by the table of HTTP answers its class carries (`httpAnswers`, with
+ *   `Retry-After: 1` where the table says so), so this filter knows no module;
  * - an `HttpException` already in that shape, or with an application's own body object, as it is;
  *   one with Nest's default body (`{statusCode, message}`) by its status, without the message;
  * - `ValidationPipe`'s errors as 400 `invalid_request_body`, body-parser's (invalid JSON,
@@ -82,7 +55,7 @@ export class AgentRuntimeExceptionFilter implements ExceptionFilter {
   private answer(exception: unknown, request: HttpRequestLike): { status: number; retryAfter: boolean; body: unknown } {
     if (exception instanceof HttpException) return httpExceptionAnswer(exception, request);
     const ours = AgentRuntimeError.isAgentRuntimeError(exception);
-    const mapped = ours ? mapPackageError(exception) : bodyParserAnswer(exception);
+    const mapped = ours ? agentRuntimeErrorAnswer(exception) : bodyParserAnswer(exception);
     const answer = mapped ?? INTERNAL_ERROR_ANSWER;
     if (answer.status >= 500) {
       const facts = (mapped ? '' : errorFields(exception)) + (ours ? detailFields(exception) : '');
@@ -96,11 +69,6 @@ export class AgentRuntimeExceptionFilter implements ExceptionFilter {
     if (answer.status === 503) this.logger.warn(line);
     else this.logger.error(line);
   }
-}
-
-function mapPackageError(error: AgentRuntimeError<string>): HttpErrorAnswer | undefined {
-  for (const [errorClass, table] of TABLES) if (error instanceof errorClass) return typeof table === 'function' ? table(error) : httpErrorAnswer(error, table);
-  return undefined;
 }
 
 /** ` key=value` for every scalar detail (details never carry input; lists show their length). */

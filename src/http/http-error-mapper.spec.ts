@@ -1,25 +1,54 @@
-import { HttpException } from '@nestjs/common';
 import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
-import { httpErrorAnswer, httpErrorBody, httpErrorException, isHttpErrorBody, reasonPhrase, type HttpErrorTable } from './http-error-mapper';
+import { agentRuntimeErrorAnswer, httpErrorAnswer, httpErrorBody, isHttpErrorBody, reasonPhrase, type HttpErrorTable } from './http-error-mapper';
 
-type SampleCode = 'busy' | 'gone' | 'broken';
+type SampleCode = 'busy' | 'gone' | 'broken' | 'by_reason';
+
+const TABLE: HttpErrorTable<SampleCode> = {
+  busy: { status: 503, retryAfter: true, details: ['reason'] },
+  gone: { status: 404 },
+  broken: { status: 500 },
+  by_reason: (details) => (details?.reason === 'late' ? { status: 504 } : { status: 409, details: ['reason'] }),
+};
 
 class SampleError extends AgentRuntimeError<SampleCode> {
+  static readonly codes: readonly SampleCode[] = ['busy', 'gone', 'broken', 'by_reason'];
+  static readonly httpAnswers = TABLE;
+
   constructor(code: SampleCode, details?: ErrorDetails) {
     super('SampleError', code, details);
   }
 }
 
-const TABLE: HttpErrorTable<SampleCode> = { busy: { status: 503, retryAfter: true, details: ['reason'] }, gone: { status: 404 } };
+/** An application's own subclass: no table of its own. */
+class UnmappedError extends AgentRuntimeError<'busy'> {
+  constructor() {
+    super('UnmappedError', 'busy');
+  }
+}
 
 describe('the HTTP error mapper', () => {
   it('answers a code by its rule: status, reason phrase, Retry-After', () => {
     expect(httpErrorAnswer(new SampleError('busy'), TABLE)).toEqual({ status: 503, retryAfter: true, body: { status_code: 503, error: 'Service Unavailable', code: 'busy' } });
     expect(httpErrorAnswer(new SampleError('gone'), TABLE)).toEqual({ status: 404, retryAfter: false, body: { status_code: 404, error: 'Not Found', code: 'gone' } });
+    expect(httpErrorAnswer(new SampleError('broken', { reason: 'x' }), TABLE).body).toEqual({ status_code: 500, error: 'Internal Server Error', code: 'broken' });
   });
 
-  it('answers a code the table leaves out with 500 and the code only', () => {
-    expect(httpErrorAnswer(new SampleError('broken', { reason: 'x' }), TABLE).body).toEqual({ status_code: 500, error: 'Internal Server Error', code: 'broken' });
+  it("answers a code whose rule depends on the error's details by that rule", () => {
+    expect(httpErrorAnswer(new SampleError('by_reason', { reason: 'late' }), TABLE).body).toEqual({ status_code: 504, error: 'Gateway Timeout', code: 'by_reason' });
+    expect(httpErrorAnswer(new SampleError('by_reason', { reason: 'taken' }), TABLE).body).toEqual({ status_code: 409, error: 'Conflict', code: 'by_reason', details: { reason: 'taken' } });
+  });
+
+  it('has no silent default: a code a table leaves out is a TypeError, never a 500 made up here', () => {
+    const partial = { busy: { status: 503 } } as unknown as HttpErrorTable<SampleCode>;
+    expect(() => httpErrorAnswer(new SampleError('gone'), partial)).toThrow(TypeError);
+    expect(() => httpErrorAnswer(new SampleError('gone'), { ...TABLE, gone: undefined } as unknown as HttpErrorTable<SampleCode>)).toThrow(TypeError);
+  });
+
+  it('reads the table from the class of the error, subclasses included, and answers nothing for a class without one', () => {
+    expect(agentRuntimeErrorAnswer(new SampleError('busy', { reason: 'r' }))).toEqual(httpErrorAnswer(new SampleError('busy', { reason: 'r' }), TABLE));
+    class Subclass extends SampleError {}
+    expect(agentRuntimeErrorAnswer(new Subclass('gone'))?.status).toBe(404);
+    expect(agentRuntimeErrorAnswer(new UnmappedError())).toBeUndefined();
   });
 
   it('shows only the detail keys the rule names', () => {
@@ -29,14 +58,11 @@ describe('the HTTP error mapper', () => {
     expect(httpErrorAnswer(new SampleError('gone', { reason: 'x' }), TABLE).body).not.toHaveProperty('details');
   });
 
-  it('builds frozen bodies and an HttpException carrying them', () => {
+  it('builds frozen answers and bodies', () => {
     const answer = httpErrorAnswer(new SampleError('busy', { reason: 'r' }), TABLE);
+    expect(Object.isFrozen(answer)).toBe(true);
     expect(Object.isFrozen(answer.body)).toBe(true);
     expect(Object.isFrozen(answer.body.details)).toBe(true);
-    const exception = httpErrorException(answer);
-    expect(exception).toBeInstanceOf(HttpException);
-    expect(exception.getStatus()).toBe(503);
-    expect(exception.getResponse()).toBe(answer.body);
   });
 
   it('names reason phrases, 499 included', () => {

@@ -1,4 +1,3 @@
-import { HttpException } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import type { AgentRuntimeError, ErrorDetails } from '../shared/errors/agent-runtime-error';
 
@@ -12,8 +11,21 @@ export interface HttpErrorRule {
   readonly details?: readonly string[];
 }
 
-/** A module's codes and their answers; a code left out answers 500 with the code only. */
-export type HttpErrorTable<Code extends string> = { readonly [C in Code]?: HttpErrorRule };
+/** The rule of a code whose answer depends on the error's details (the Runner's `admission_failed`). */
+export type HttpErrorRuleByDetails = (details: ErrorDetails | undefined) => HttpErrorRule;
+
+/** Every code of a module and its answer: a code without a rule does not compile. */
+export type HttpErrorTable<Code extends string> = { readonly [C in Code]: HttpErrorRule | HttpErrorRuleByDetails };
+
+/**
+ * What every error class of the package carries as statics, so that any error it throws brings its
+ * own HTTP mapping and the exception filter knows no module: the codes of its union, as a runtime
+ * list, and the answer of each.
+ */
+export interface HttpMappedErrorClass<Code extends string = string> {
+  readonly codes: readonly Code[];
+  readonly httpAnswers: HttpErrorTable<Code>;
+}
 
 /** The one HTTP error body of the package. */
 export interface HttpErrorBody {
@@ -31,7 +43,6 @@ export interface HttpErrorAnswer<Body extends HttpErrorBody = HttpErrorBody> {
   readonly body: Body;
 }
 
-const INTERNAL: HttpErrorRule = { status: 500 };
 const EXTRA_PHRASES: Readonly<Record<number, string>> = { 499: 'Client Closed Request' };
 
 /** The reason phrase of an HTTP status, e.g. `Service Unavailable` for 503. */
@@ -47,19 +58,32 @@ export function httpErrorBody(status: number, code: string, details?: ErrorDetai
   return Object.freeze(body);
 }
 
-/**
- * The answer for `error` by its module's `table`: the rule of its code (500 for a code the table
- * leaves out) and only the detail keys the rule names, so nothing a module did not declare safe
- * reaches a client.
- */
-export function httpErrorAnswer<Code extends string>(error: AgentRuntimeError<Code>, table: HttpErrorTable<Code>): HttpErrorAnswer {
-  const rule = table[error.code] ?? INTERNAL;
-  return Object.freeze({ status: rule.status, retryAfter: rule.retryAfter === true, body: httpErrorBody(rule.status, error.code, shownDetails(error.details, rule.details)) });
+/** The rule of `code` in `table` given the error's details, or `undefined` when the table has none. */
+export function httpErrorRule(table: HttpErrorTable<string>, code: string, details: ErrorDetails | undefined): HttpErrorRule | undefined {
+  if (!Object.hasOwn(table, code)) return undefined;
+  const rule = table[code];
+  return typeof rule === 'function' ? rule(details) : rule;
 }
 
-/** The throwable form of an answer; the thrower sets `Retry-After` when `answer.retryAfter`. */
-export function httpErrorException(answer: HttpErrorAnswer): HttpException {
-  return new HttpException(answer.body, answer.status);
+/**
+ * The answer for `error` by `table`, which has a rule for every code of its union: the rule's status
+ * and only the detail keys the rule names, so nothing a module did not declare safe reaches a client.
+ */
+export function httpErrorAnswer<Code extends string>(error: AgentRuntimeError<Code>, table: HttpErrorTable<Code>): HttpErrorAnswer {
+  const rule = httpErrorRule(table, error.code, error.details);
+  if (rule === undefined) throw new TypeError(`no HTTP answer for the code ${error.code}`);
+  return answerOf(error, rule);
+}
+
+/**
+ * The answer for an error of this package by the table its class carries
+ * ({@link HttpMappedErrorClass}), or `undefined` for a class without one (an application's own
+ * subclass of `AgentRuntimeError`).
+ */
+export function agentRuntimeErrorAnswer(error: AgentRuntimeError<string>): HttpErrorAnswer | undefined {
+  const table = (error.constructor as Partial<HttpMappedErrorClass> | undefined)?.httpAnswers;
+  const rule = typeof table === 'object' && table !== null ? httpErrorRule(table, error.code, error.details) : undefined;
+  return rule === undefined ? undefined : answerOf(error, rule);
 }
 
 /** True for a body of the package's shape (extra keys, such as a policy decision summary, allowed). */
@@ -67,6 +91,10 @@ export function isHttpErrorBody(value: unknown): value is HttpErrorBody {
   if (typeof value !== 'object' || value === null) return false;
   const body = value as Record<string, unknown>;
   return typeof body.status_code === 'number' && typeof body.error === 'string' && typeof body.code === 'string';
+}
+
+function answerOf(error: AgentRuntimeError<string>, rule: HttpErrorRule): HttpErrorAnswer {
+  return Object.freeze({ status: rule.status, retryAfter: rule.retryAfter === true, body: httpErrorBody(rule.status, error.code, shownDetails(error.details, rule.details)) });
 }
 
 function shownDetails(details: ErrorDetails | undefined, keys: readonly string[] | undefined): ErrorDetails | undefined {

@@ -1,8 +1,13 @@
-import { HttpException } from '@nestjs/common';
-import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import type { ErrorDetails } from '../shared/errors/agent-runtime-error';
 import { httpErrorAnswer, httpErrorBody, isHttpErrorBody, type HttpErrorAnswer } from './http-error-mapper';
-import { HTTP_REQUEST_ERRORS, HttpRequestError, type HttpRequestErrorCode } from './http-request.errors';
+import { HttpRequestError, type HttpRequestErrorCode } from './http-request.errors';
 import { JSON_BODY_VERIFIED } from './json-depth-limit';
+
+/** What this file reads of Nest's `HttpException`. */
+export interface HttpExceptionLike {
+  getStatus(): number;
+  getResponse(): string | object;
+}
 
 /** The `type` body-parser (raw-body, http-errors) gives each of its failures, and our code for it. */
 const BODY_PARSER_TYPES: Readonly<Record<string, HttpRequestErrorCode>> = Object.freeze({
@@ -33,12 +38,12 @@ export function bodyParserAnswer(error: unknown): HttpErrorAnswer | undefined {
   const { type, status, limit, code: errorCode } = error as Error & { type?: unknown; status?: unknown; limit?: unknown; code?: unknown };
   // a body that does not inflate: body-parser hands on zlib's own error, marked 400 but without a type
   if (status === 400 && typeof errorCode === 'string' && ZLIB_ERROR.test(errorCode)) {
-    return httpErrorAnswer(new HttpRequestError('invalid_compressed_body'), HTTP_REQUEST_ERRORS);
+    return requestErrorAnswer('invalid_compressed_body');
   }
   if (typeof type !== 'string' || typeof status !== 'number') return undefined;
   const code = Object.hasOwn(BODY_PARSER_TYPES, type) ? BODY_PARSER_TYPES[type] : undefined;
   if (!code) return status >= 400 && status < 500 ? statusAnswer(status) : INTERNAL_ERROR_ANSWER;
-  return httpErrorAnswer(new HttpRequestError(code, typeof limit === 'number' ? { limit } : undefined), HTTP_REQUEST_ERRORS);
+  return requestErrorAnswer(code, typeof limit === 'number' ? { limit } : undefined);
 }
 
 /**
@@ -49,24 +54,21 @@ export function bodyParserAnswer(error: unknown): HttpErrorAnswer | undefined {
  * list of messages becomes `invalid_request_body`, and a parse failure after the depth check
  * `invalid_json`.
  */
-export function httpExceptionAnswer(exception: HttpException, request: unknown): HttpErrorAnswer | { status: number; retryAfter: false; body: unknown } {
+export function httpExceptionAnswer(exception: HttpExceptionLike, request: unknown): HttpErrorAnswer | { status: number; retryAfter: false; body: unknown } {
   const status = exception.getStatus();
   const response = exception.getResponse();
   if (isHttpErrorBody(response) || (typeof response === 'object' && response !== null && !isNestDefaultBody(response))) {
     return { status, retryAfter: false, body: response };
   }
   const message = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
-  if (status === 400 && Array.isArray(message)) return httpErrorAnswer(new HttpRequestError('invalid_request_body'), HTTP_REQUEST_ERRORS);
-  if (status === 400 && isUnparsedVerifiedBody(request)) return httpErrorAnswer(new HttpRequestError('invalid_json'), HTTP_REQUEST_ERRORS);
+  if (status === 400 && Array.isArray(message)) return requestErrorAnswer('invalid_request_body');
+  if (status === 400 && isUnparsedVerifiedBody(request)) return requestErrorAnswer('invalid_json');
   return statusAnswer(status);
 }
 
-/** The answer of an error of this package by its module's table, or `undefined`. */
-export type AgentRuntimeErrorMapper = (error: AgentRuntimeError<string>) => HttpErrorAnswer | undefined;
-
-/** The answer to an {@link HttpRequestError}, or `undefined`. */
-export function httpRequestErrorAnswer(error: AgentRuntimeError<string>): HttpErrorAnswer | undefined {
-  return AgentRuntimeError.isAgentRuntimeError(error, HttpRequestError) ? httpErrorAnswer(error, HTTP_REQUEST_ERRORS) : undefined;
+/** The answer of an {@link HttpRequestError} of `code`. */
+export function requestErrorAnswer(code: HttpRequestErrorCode, details?: ErrorDetails): HttpErrorAnswer {
+  return httpErrorAnswer(new HttpRequestError(code, details), HttpRequestError.httpAnswers);
 }
 
 function statusAnswer(status: number): HttpErrorAnswer {

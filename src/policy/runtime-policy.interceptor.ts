@@ -1,11 +1,15 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, HttpException, Inject, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { concatMap, from, Observable, switchMap, throwError, type ObservableInput } from 'rxjs';
 import { AuditRecorder } from './audit-log/audit-recorder';
-import { auditFailureException, denialException } from './policy-http';
+import type { HttpErrorAnswer } from '../http/http-error-mapper';
+import { auditFailureAnswer, denialAnswer } from './policy-http';
 import type { PolicyDecision } from './policy-decision';
 import { RuntimePolicy } from './runtime-policy';
 import { AGENT_ENDPOINT, TOOL_ENDPOINT, type AgentEndpointOptions, type RequestExtractor, type ToolEndpointOptions } from './runtime-policy.constants';
+
+/** The throwable form of an answer (where it says `retryAfter`, the header is set on the response first). */
+const exceptionOf = (answer: HttpErrorAnswer): HttpException => new HttpException(answer.body, answer.status);
 
 /** What an extractor that throws yields: a value no budget can measure. */
 const UNMEASURABLE = Symbol('unmeasurable');
@@ -45,7 +49,7 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
     );
     // a decision that is not recorded is answered without a promise: most allows on the hot path
     if (!this.recorder.selects(decision)) {
-      return decision.outcome === 'deny' ? throwError(() => denialException(decision)) : next.handle().pipe(checkedOutput);
+      return decision.outcome === 'deny' ? throwError(() => exceptionOf(denialAnswer(decision))) : next.handle().pipe(checkedOutput);
     }
     return from(this.admit(decision, response)).pipe(
       switchMap(() => next.handle()),
@@ -56,7 +60,7 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
   /** `value` once `decision` is recorded (when selected) and allows it; the denial otherwise. */
   private passed(decision: PolicyDecision, response: object, value: unknown): ObservableInput<unknown> {
     if (this.recorder.selects(decision)) return this.admit(decision, response).then(() => value);
-    if (decision.outcome === 'deny') throw denialException(decision);
+    if (decision.outcome === 'deny') throw exceptionOf(denialAnswer(decision));
     return [value];
   }
 
@@ -68,9 +72,9 @@ export class RuntimePolicyInterceptor implements NestInterceptor {
       this.logger.error(`audit sink failed to record decision ${decision.decision_id}; request refused`);
       // an outage: the client may retry, as with every 503 of the package
       this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
-      throw auditFailureException();
+      throw exceptionOf(auditFailureAnswer());
     }
-    if (decision.outcome === 'deny') throw denialException(decision);
+    if (decision.outcome === 'deny') throw exceptionOf(denialAnswer(decision));
   }
 
   /** The endpoint of the handler, read from its metadata once (`null` when it has none). */

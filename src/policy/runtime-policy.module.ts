@@ -5,8 +5,8 @@ import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitte
 import { AuditChainVerifier, auditChainVerifierOf } from './audit-log/audit-chain-verifier';
 import { AuditRecorder } from './audit-log/audit-recorder';
 import { AuditSink } from './audit-log/audit-sink';
-import { DeferredPostgresAuditLog } from './audit-log/deferred-postgres-audit-log';
-import { PolicyEndpointScanner } from './policy-endpoint.scanner';
+import { DeferredPostgresAuditLog } from './audit-log/deferred-postgres-audit-log.service';
+import { PolicyEndpointScanner } from './policy-endpoint-scanner.service';
 import { RuntimePolicy } from './runtime-policy';
 import { resolveRuntimePolicyModuleOptions, type ResolvedRuntimePolicyModuleOptions } from './runtime-policy-module-options';
 import { RUNTIME_POLICY_OPTIONS, type RuntimePolicyModuleOptions } from './runtime-policy.constants';

@@ -1,4 +1,4 @@
-import { requestValidationExceptionFactory } from '../http/request-body-validation';
+import { requestValidationExceptionFactory } from '../http/request-body-validation.pipe';
 import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, Param, Post, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';

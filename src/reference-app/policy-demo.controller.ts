@@ -4,7 +4,7 @@ import { RuntimePolicy } from '../policy/runtime-policy';
 import { AuditChainVerifier } from '../policy/audit-log/audit-chain-verifier';
 import type { AuditChainReport } from '../policy/audit-log/audit-chain-verification';
 import { RuntimePolicyError } from '../policy/runtime-policy.errors';
-import { JsonObjectBodyPipe } from '../http/request-body-validation';
+import { JsonObjectBodyPipe } from '../http/request-body-validation.pipe';
 
 type ChatBody = { prompt?: unknown };
 type SearchBody = { query?: unknown; results?: unknown };

@@ -67,7 +67,7 @@ export class ReferenceAppModule {
         }),
         TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
-        RunsModule.forRootAsync(referenceRunsOptions(options.cluster ? 'postgres' : 'memory')),
+        RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined)),
         // no authentication here: every caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
         // no authentication here either: the console is served unguarded on purpose, and ConsoleModule logs a warning saying so

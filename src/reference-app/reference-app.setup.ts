@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { EvalServiceError } from '../evaluation/eval.errors';
-import { useJsonBodyLimits } from '../http/json-depth-limit';
+import { useJsonBodyLimits } from '../http/json-body-limits';
 
 /** Largest `/evaluations` body: the evaluation request limit of spec 05 §4.1. */
 const EVALUATION_BODY_LIMIT = 2 * 1024 * 1024;

@@ -10,6 +10,7 @@ import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-sup
 import type { GenerationRunnerSpec } from '../services/bundle/service-generation';
 import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs/runs.module';
+import { PostgresRunStoreProvider } from '../runner/runs/stores/postgres/postgres-run-store.provider';
 import { batchAgent, helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
 
 /** The app name the reference service stores its sessions under. */
@@ -26,7 +27,8 @@ export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
  * The reference service's runners, built on the bundle's current generation (see
  * {@link referenceRunnerBuilder}); runs in this process, or on Postgres in cluster mode.
  */
-export const referenceRunsOptions = (store: 'memory' | 'postgres'): RunsModuleAsyncOptions => ({
+export const referenceRunsOptions = (cluster: boolean): RunsModuleAsyncOptions => ({
+  ...(cluster ? { store: PostgresRunStoreProvider } : {}),
   inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
   useFactory: async (
     admission: AdmissionService,
@@ -41,7 +43,7 @@ export const referenceRunsOptions = (store: 'memory' | 'postgres'): RunsModuleAs
     await services.start();
     const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, events, traceStore });
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace }, store };
+    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace } };
   },
 });
 

@@ -1,7 +1,7 @@
 import type { Content, JsonObject, JsonValue } from './content.types';
 import type { Model, ModelRequest, ModelResponse, ToolDeclaration } from './models/model.types';
 import type { NewSessionEvent } from './session.types';
-import type { ToolArtifacts, ToolMemory } from './loop/tool-services';
+import type { ToolArtifacts, ToolMemory } from './tools/tool-services';
 
 /** What every callback and tool sees of the invocation (spec 03 §2). `state` is a frozen snapshot. */
 export interface ReadonlyContext {

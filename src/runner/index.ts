@@ -22,9 +22,6 @@ export type { Model, ModelRequest, ModelResponse, ModelToolCall, ModelUsage, His
 export type { SessionService, SessionRef, SessionRecord, SessionEvent, NewSessionEvent, SessionEventKind, ListEventsOptions, UpdateStateOptions } from './session.types';
 export { ScriptedModel, type ScriptedModelOptions, type ScriptedStep } from './models/scripted-model';
 export { OpenAICompatibleModel, type OpenAICompatibleModelOptions } from './models/openai-compatible-model';
-export { InMemorySessionService, type InMemorySessionServiceOptions } from '../services/sessions/in-memory-session-service';
-export { PostgresSessionService, type PostgresSessionServiceOptions } from '../services/sessions/postgres-session-service';
-export { SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC } from '../services/sessions/session.schema';
 export { RunRegistry } from './runs/run-registry';
 export { HANDOVER_REASON } from './invocation/invocation-scope';
 export type { RunRegistryOptions } from './runs/run-registry-options';
@@ -42,8 +39,10 @@ export type {
 } from './runs/run-registry.types';
 export type { RunSubscription } from './runs/run-subscription';
 export { InMemoryRunStore } from './runs/stores/in-memory-run-store';
-export type { RunStore } from './runs/stores/run-store';
-export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory } from './runs/runs.module';
+export { RunStore } from './runs/stores/run-store';
+export { RunsModule, type RunsModuleAsyncOptions, type RunsOptionsFactory, type RunStoreDeclaration, type RunStoreProvider } from './runs/runs.module';
 export type { ResolveUserId, RunsModuleOptions } from './runs/runs-module-options';
 export { RunsHealthIndicator } from './runs/runs.health';
-export type { ToolArtifacts, ToolMemory } from './loop/tool-services';
+export type { ToolArtifacts, ToolMemory } from './tools/tool-services';
+export type { ToolCallOutcome } from './tools/tool-call-step';
+export type { RunTracer, RunSpans, ChatSpan, ToolSpan, WorkSpan, RunAdmissionOutcome } from './tracing/run-tracer';

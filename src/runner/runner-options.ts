@@ -8,17 +8,15 @@ import { systemClock, type Clock } from '../shared/time/clock';
 import { optionFailureDetails, readOptions } from '../shared/options/option-reader';
 import { integerIn, oneOf } from '../shared/options/option-rules';
 import type { TelemetrySink } from '../telemetry/telemetry-sink';
-import type { RunTracer } from '../observability/tracing/run-spans';
-import { isRunnerTracing, resolveRunnerTracing } from '../observability/tracing/runner-tracing-options';
-import type { RunnerTracing } from '../observability/tracing/runner-tracing.types';
 import { isTraceStoreBinding, TraceProducer, type TraceStoreBinding } from '../trace/trace-producer';
 import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './loop/agent-tree';
 import { RunnerError } from './runner.errors';
 import type { PermitSource } from '../admission/admission-service';
 import type { RunnerLogger } from './runner.types';
-import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { SessionService } from './session.types';
+import type { ArtifactService, MemoryService } from './tools/tool-services.types';
+import { NO_RUN_TRACER, type RunTracer } from './tracing/run-tracer';
 
 /** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
 export interface ResolvedAdmission {
@@ -46,7 +44,7 @@ export interface ResolvedRunnerOptions {
   readonly logger: RunnerLogger | null;
   /** The Runner's side of its trace store (a producer without a store delivers nowhere). */
   readonly trace: TraceProducer;
-  /** Starts the OpenTelemetry spans of each invocation (a no-op tracer when tracing is off). */
+  /** Starts the spans of each invocation (the no-op tracer when tracing is off). */
   readonly tracing: RunTracer;
 }
 
@@ -82,7 +80,7 @@ const RULES = {
   events: hasMethods(['emit']),
   logger: hasMethods(['warn']),
   traceStore: isTraceStoreBinding,
-  tracing: isRunnerTracing,
+  tracing: hasMethods(['startRun']),
   artifactService: hasMethods(['saveArtifact', 'loadArtifact', 'listArtifactKeys', 'listVersions', 'deleteArtifact']),
   memoryService: hasMethods(['addSessionToMemory', 'addEvents', 'searchMemory', 'eraseMemory']),
 };
@@ -116,7 +114,7 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     events: (values.events as TelemetrySink | undefined) ?? null,
     logger: (values.logger as RunnerLogger | undefined) ?? null,
     trace: new TraceProducer((values.traceStore as TraceStoreBinding | undefined) ?? null),
-    tracing: resolveRunnerTracing(values.tracing as RunnerTracing | undefined, values.logger as RunnerLogger | undefined),
+    tracing: (values.tracing as RunTracer | undefined) ?? NO_RUN_TRACER,
     artifactService: (values.artifactService as ArtifactService | undefined) ?? null,
     memoryService: (values.memoryService as MemoryService | undefined) ?? null,
   });

@@ -1,5 +1,3 @@
-import type { RunnerTracing } from '../observability/tracing/runner-tracing.types';
-import type { ArtifactService, MemoryService } from '../services/services.types';
 import type { OverflowMode } from '../admission/admission-config';
 import type { PermitSource } from '../admission/admission-service';
 import type { InvocationLedger } from '../ledger/invocation-ledger';
@@ -12,6 +10,8 @@ import type { TraceStoreBinding } from '../trace/trace-producer';
 import type { Agent, RunnerPlugin } from './agent.types';
 import type { Content, JsonValue, Message } from './content.types';
 import type { SessionEvent, SessionService } from './session.types';
+import type { ArtifactService, MemoryService } from './tools/tool-services.types';
+import type { RunTracer } from './tracing/run-tracer';
 
 /** Admission for every invocation (spec 03 §5). */
 export interface RunnerAdmissionOptions {
@@ -52,8 +52,14 @@ export interface RunnerOptions {
   readonly traceStore?: TraceStoreBinding;
   /** Where ignored failures (a throwing `afterRunCallback`, release or toolset close) are reported, without content. @default none */
   readonly logger?: RunnerLogger;
-  /** Content-free OpenTelemetry spans of every invocation (`true`: the global tracer provider). @default false */
-  readonly tracing?: RunnerTracing;
+  /**
+   * Spans of every invocation: a {@link RunTracer}, the interface the Runner calls at its observability
+   * points. `openTelemetryTracing({tracerProvider?})` (observability module) builds the OpenTelemetry
+   * one: content-free `invoke_agent`, `chat` and `execute_tool` spans. The Runner defines the interface
+   * and imports no tracing library, so another tracer plugs in the same way.
+   * @default no spans (the no-op tracer)
+   */
+  readonly tracing?: RunTracer;
   /** Gives tools `ctx.artifacts`, scoped to the invocation's app, user and session (spec 03 §13). @default none */
   readonly artifactService?: ArtifactService;
   /** Gives tools `ctx.memory`, scoped to the invocation's app and user (spec 03 §13). @default none */

@@ -1,5 +1,5 @@
 export { TraceStore } from './trace-store';
-export { TraceReceiver } from './trace-receiver';
+export { TraceReceiver } from './receiver/trace-receiver';
 export { TraceStoreError, type TraceStoreErrorCode } from './trace-store.errors';
 export type { TraceContentPolicy, TraceStoreDeps, TraceStoreLimits, TraceStoreOptions } from './trace-store-options';
 export type {

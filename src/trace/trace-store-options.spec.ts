@@ -130,18 +130,18 @@ describe('§2 Options', () => {
     });
 
     it('unknown keys are reported sorted, before any bad value', () => {
-      expect(offender({ zeta: 1, maxEvents: 0, alpha: 2 })).toEqual({ unknown_keys: ['alpha', 'zeta'] });
-      expect(offender({ MaxEvents: 10 })).toEqual({ unknown_keys: ['MaxEvents'] });
-      expect(offender({ [Symbol('s')]: 1, 'not an identifier': 2 })).toEqual({ unknown_keys: ['unknown'] });
+      expect(offender({ zeta: 1, maxEvents: 0, alpha: 2 })).toEqual({ fields: ['alpha', 'zeta'] });
+      expect(offender({ MaxEvents: 10 })).toEqual({ field: 'MaxEvents' });
+      expect(offender({ [Symbol('s')]: 1, 'not an identifier': 2 })).toEqual({ field: 'unknown' });
     });
 
     it.each(Object.entries(INVALID))('%s: every invalid value names it', (name, values) => {
-      for (const value of values) expect(offender({ [name]: value })).toEqual({ option: name });
+      for (const value of values) expect(offender({ [name]: value })).toEqual({ field: name });
     });
 
     it('values are checked in table order: the first offender is named', () => {
-      expect(offender({ maxPruneBatch: 0, retentionMs: 0, maxBytes: 0 })).toEqual({ option: 'maxBytes' });
-      expect(offender({ contentPolicy: 'x', maxLifecyclePending: 0 })).toEqual({ option: 'contentPolicy' });
+      expect(offender({ maxPruneBatch: 0, retentionMs: 0, maxBytes: 0 })).toEqual({ field: 'maxBytes' });
+      expect(offender({ contentPolicy: 'x', maxLifecyclePending: 0 })).toEqual({ field: 'contentPolicy' });
     });
 
     it('an accessor is an offender and its getter never runs', () => {
@@ -153,12 +153,12 @@ describe('§2 Options', () => {
           return 10;
         },
       });
-      expect(offender(options)).toEqual({ option: 'maxEvents' });
+      expect(offender(options)).toEqual({ field: 'maxEvents' });
       expect(reads).toBe(0);
     });
 
     it('values are checked before cross bounds', () => {
-      expect(offender({ maxEventsPerPrincipal: 5000, maxPruneBatch: 0 })).toEqual({ option: 'maxPruneBatch' });
+      expect(offender({ maxEventsPerPrincipal: 5000, maxPruneBatch: 0 })).toEqual({ field: 'maxPruneBatch' });
     });
 
     it.each<[string, TraceStoreOptions]>([
@@ -173,13 +173,13 @@ describe('§2 Options', () => {
       ['maxQueryBytes', { maxEventBytes: 4096, maxQueryBytes: 4095 }],
       ['maxQueryBytes', { maxBytes: MiB, maxQueryBytes: MiB + 1 }],
       ['lifecycleReceiverTtlMs', { retentionMs: 10_000, lifecycleReceiverTtlMs: 9_999 }],
-    ])('cross bound: %s', (option, options) => {
-      expect(offender(options)).toEqual({ option });
+    ])('cross bound: %s', (field, options) => {
+      expect(offender(options)).toEqual({ field });
     });
 
     it('cross bounds are checked in table order', () => {
       expect(offender({ maxEvents: 10, maxQueryEvents: 11, maxEventsPerPrincipal: 11, retentionMs: 1000, pruneIntervalMs: 2000 })).toEqual({
-        option: 'maxEventsPerPrincipal',
+        field: 'maxEventsPerPrincipal',
       });
     });
 

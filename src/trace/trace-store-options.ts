@@ -1,6 +1,7 @@
 import { types } from 'node:util';
 import { systemClock, type Clock } from '../shared/time/clock';
-import { readOptions, readOwnData } from '../shared/options/option-reader';
+import type { ErrorDetails } from '../shared/errors/agent-runtime-error';
+import { optionFailureDetails, readOptions } from '../shared/options/option-reader';
 import { integerIn, oneOf } from '../shared/options/option-rules';
 import { TraceStoreError } from './trace-store.errors';
 
@@ -134,29 +135,28 @@ const CROSS_BOUNDS: { readonly [K in OptionName]?: (o: Resolved) => boolean } = 
   lifecycleReceiverTtlMs: (o) => o.lifecycleReceiverTtlMs >= o.retentionMs,
 };
 
-const invalid = (details: { unknown_keys: readonly string[] } | { option: OptionName } | Record<string, never>): TraceStoreError =>
-  new TraceStoreError('invalid_trace_store_options', details);
+const invalid = (details: ErrorDetails): TraceStoreError => new TraceStoreError('invalid_trace_store_options', details);
 
 /**
  * Validates `options` in the order of spec 06 §2 and applies the defaults. Reads own data
  * properties only (a getter is never called: an accessor makes its option the offender).
- * Throws `invalid_trace_store_options` with `{}` (not a plain object), `{unknown_keys}` (sorted)
- * or `{option}` (the first offender in table order, values before cross bounds).
+ * Throws `invalid_trace_store_options` with `{}` (not a plain object), the unknown keys (`{field}` or
+ * `{fields}`, sorted), or `{field}` (the first offender in table order, values before cross bounds).
  */
 export function resolveTraceStoreOptions(options: unknown): ResolvedTraceStoreOptions {
-  const own = options === undefined ? null : readOwnData(options, OPTION_NAMES);
-  if (options !== undefined && own === null) throw invalid({});
-  if (own !== null && own.unknown.length > 0) throw invalid({ unknown_keys: own.unknown });
-  for (const name of OPTION_NAMES) {
-    const value = own?.values[name];
-    if (own?.accessors.includes(name) || (value !== undefined && !VALUE_RULES[name](value))) throw invalid({ option: name });
+  const read = readOptions(options, VALUE_RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) {
+    if (read.unknown.length > 0) throw invalid(optionFailureDetails(read.unknown));
+    const offender = OPTION_NAMES.find((name) => read.fields.includes(name));
+    throw invalid(offender === undefined ? {} : { field: offender });
   }
+  const given = read.values;
   const resolved = {} as Resolved;
   for (const name of OPTION_NAMES) {
-    const value = own?.values[name];
+    const value = given[name];
     (resolved as Record<OptionName, unknown>)[name] = value === undefined ? DEFAULTS[name](resolved) : value;
   }
-  for (const name of OPTION_NAMES) if (CROSS_BOUNDS[name]?.(resolved) === false) throw invalid({ option: name });
+  for (const name of OPTION_NAMES) if (CROSS_BOUNDS[name]?.(resolved) === false) throw invalid({ field: name });
   return Object.freeze({
     ...resolved,
     maxLifecycleReceivers: resolved.maxPrincipals,

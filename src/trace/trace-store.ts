@@ -1,13 +1,15 @@
 import { inspect } from 'node:util';
 import { deepFreeze } from '../json';
 import type { Clock } from '../shared/time/clock';
-import { PendingAdmission } from './pending-admission';
-import { principalDigest } from './trace-principal';
-import { projectTraceEvent } from './trace-projection';
-import { parseQueryOptions, readPage, selectorStreamKey } from './trace-query';
-import { newCapability, registerDeliveryEntry, TraceReceiver } from './trace-receiver';
-import { ReceiverRegistry, type ReceiverEntry } from './trace-receiver-registry';
-import { TraceState, type PrincipalState, type StoredRecord } from './trace-state';
+import { projectTraceEvent } from './append/trace-projection';
+import { parseQueryOptions, readPage, selectorStreamKey } from './query/trace-query';
+import { PendingAdmission } from './receiver/pending-admission';
+import { newCapability, registerDeliveryEntry, TraceReceiver } from './receiver/trace-receiver';
+import { ReceiverRegistry, type ReceiverEntry } from './receiver/trace-receiver-registry';
+import { PruneTimer } from './state/prune-timer';
+import { principalDigest } from './state/trace-principal';
+import { TraceState, type PrincipalState, type StoredRecord } from './state/trace-state';
+import { ALL_STREAM_KEY, subsetStreamKeys } from './state/trace-stream-keys';
 import {
   resolveTraceStoreDeps,
   resolveTraceStoreOptions,
@@ -17,6 +19,7 @@ import {
   type TraceStoreLimits,
   type TraceStoreOptions,
 } from './trace-store-options';
+import { newStoreCounters, traceStoreStatus, type StoreCounters } from './trace-store-status';
 import { TraceStoreError } from './trace-store.errors';
 import type {
   TraceAppendResult,
@@ -25,15 +28,11 @@ import type {
   TracePruneResult,
   TraceQueryOptions,
   TraceSelector,
-  TraceStoreCounters,
   TraceStoreStatus,
 } from './trace-store.types';
-import { ALL_STREAM_KEY, subsetStreamKeys } from './trace-stream-keys';
 import type { TraceRecord, TraceRecordKind } from './trace.types';
 
 export type { TraceStoreDeps } from './trace-store-options';
-
-type Counters = { -readonly [K in Exclude<keyof TraceStoreCounters, 'lifecycle_delivery_dropped'>]: number };
 
 /**
  * A volatile, bounded, metadata-only store of observability and lifecycle events, partitioned by
@@ -53,20 +52,9 @@ export class TraceStore {
   #state: TraceState;
   readonly #receivers: ReceiverRegistry;
   readonly #pending: PendingAdmission;
-  readonly #counters: Counters = {
-    accepted: 0,
-    rejected: 0,
-    content_rejected: 0,
-    oversized_rejected: 0,
-    capacity_evictions: 0,
-    retention_evictions: 0,
-    tombstones_pruned: 0,
-    lifecycle_capability_rejected: 0,
-    lifecycle_receivers_pruned: 0,
-  };
+  readonly #counters: StoreCounters = newStoreCounters();
+  readonly #pruneTimer: PruneTimer;
   #closed = false;
-  #timer: unknown = undefined;
-  #followUp: NodeJS.Immediate | undefined = undefined;
 
   /** Throws `invalid_trace_store_options` (spec 06 §2), or `invalid_trace_store_request` for bad `deps`. */
   constructor(options?: TraceStoreOptions, deps?: TraceStoreDeps) {
@@ -78,7 +66,7 @@ export class TraceStore {
     this.#receivers = new ReceiverRegistry(o.lifecycleReceiverTtlMs, o.maxOwnersPerReceiver);
     this.#pending = new PendingAdmission(o.maxLifecyclePending);
     registerDeliveryEntry(this, this.#receiveDelivery);
-    this.#armPruneTimer();
+    this.#pruneTimer = new PruneTimer(this.#clock, o.pruneIntervalMs, () => this.#prunePass());
   }
 
   /**
@@ -167,10 +155,7 @@ export class TraceStore {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
-    this.#timer = undefined;
-    if (this.#followUp !== undefined) clearImmediate(this.#followUp);
-    this.#followUp = undefined;
+    this.#pruneTimer.stop();
     this.#receivers.clear();
     // producers may keep a receiver (and so this store) long after: let the records go
     this.#state = new TraceState(this.#options.retentionMs, this.#options.maxStreams);
@@ -288,7 +273,7 @@ export class TraceStore {
     this.#counters.tombstones_pruned += streams;
     this.#counters.lifecycle_receivers_pruned += receivers;
     const morePending = state.hasExpired(now) || this.#receivers.hasExpired(now);
-    if (morePending) this.#scheduleFollowUp();
+    if (morePending) this.#pruneTimer.followUp();
     return Object.freeze({ events_removed: events, streams_removed: streams, lifecycle_receivers_removed: receivers, more_pending: morePending, status: this.#status() });
   }
 
@@ -297,49 +282,7 @@ export class TraceStore {
     this.#state.forgetIfIdle(entry.principal);
   };
 
-  #armPruneTimer(): void {
-    this.#timer = this.#clock.setTimer(() => {
-      this.#timer = undefined;
-      if (this.#closed) return;
-      this.#safePass();
-      this.#armPruneTimer();
-    }, this.#options.pruneIntervalMs);
-  }
-
-  /** Expired work is left: the next pass runs at once, but in its own turn so the loop is never held. */
-  #scheduleFollowUp(): void {
-    if (this.#followUp !== undefined) return;
-    this.#followUp = setImmediate(() => {
-      this.#followUp = undefined;
-      if (!this.#closed) this.#safePass();
-    });
-    this.#followUp.unref();
-  }
-
-  #safePass(): void {
-    try {
-      this.#prunePass();
-    } catch {
-      // the pass is pure bookkeeping; a failure must not reach the event loop, and the next pass retries
-    }
-  }
-
   #status(): TraceStoreStatus {
-    const state = this.#state;
-    const c = this.#counters;
-    return Object.freeze({
-      schema_version: 1,
-      events: state.events,
-      encoded_bytes: state.bytes,
-      principals: state.principals.size,
-      streams: state.streams,
-      lifecycle_receivers: this.#receivers.size,
-      lifecycle_active_owners: this.#receivers.activeOwners,
-      lifecycle_pending: this.#pending.pending,
-      oldest_cursor: state.records.oldestCursor ?? null,
-      latest_cursor: state.lastCursor,
-      limits: this.#limits,
-      counters: Object.freeze({ ...c, lifecycle_delivery_dropped: this.#pending.dropped }),
-    });
+    return traceStoreStatus({ state: this.#state, receivers: this.#receivers, pending: this.#pending, limits: this.#limits, counters: this.#counters });
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpException, Inject, Optional, Query, Req, UseFilters } from '@nestjs/common';
 import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
 import { httpErrorBody } from '../http/http-error-mapper';
-import { traceQueryOf, type TraceQueryParams } from './trace-query-params';
+import { traceQueryOf, type TraceQueryParams } from './query/trace-query-params';
 import { TraceStore } from './trace-store';
 import { TRACE_STORE_MODULE_OPTIONS, type ResolvedTraceStoreModuleOptions } from './trace-store-module-options';
 import { TraceStoreError } from './trace-store.errors';

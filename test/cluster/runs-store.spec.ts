@@ -6,7 +6,7 @@ import { randomId } from '../../src/shared/ids/random-id';
 import { systemClock } from '../../src/shared/time/clock';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { describeRunStoreContract, storedRun } from '../support/run-store-contract';
+import { describeRunStoreContract, storedRun } from '../../src/runner/runs/testing/run-store-contract';
 
 describeRunStoreContract('InMemoryRunStore', async () => {
   let store = new InMemoryRunStore();

@@ -2,11 +2,11 @@ import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { EvalServiceError } from '../../src/evaluation/eval.errors';
 import type { EvalService } from '../../src/evaluation/service/eval-service';
-import { deepMetadataRequest, metricsFloodRequest, oversizedRequest, validSubmitRequest } from '../support/eval-requests';
+import { deepMetadataRequest, metricsFloodRequest, oversizedRequest, validSubmitRequest } from '../../src/evaluation/testing/eval-requests';
 import { EvalServiceHarness, evalRequest, eventually, rejection } from '../support/eval-service-harness';
 
 const APP = { app: 'isolation' };
-const HOSTILE_WORKER = resolve(__dirname, '..', 'fixtures', 'hostile-preparation.worker.js');
+const HOSTILE_WORKER = resolve(__dirname, '..', '..', 'src', 'evaluation', 'testing', 'hostile-preparation.worker.js');
 
 let t: EvalServiceHarness;
 let service: EvalService;

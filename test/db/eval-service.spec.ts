@@ -371,7 +371,7 @@ describe('regression gate (compare)', () => {
     const base = await service.submit(APP, evalRequest('good'));
     await settled(service, base.job_id);
     await service.putBaseline(APP, { evalSetId: 'set-a', name: 'main', jobId: base.job_id });
-    expect(await thrown(service.compare(APP, base.job_id, { evalSetId: 'set-a', baseline: 'main', tolerance: 2 }))).toMatchObject({ code: 'invalid_eval_compare_options', details: { option: 'tolerance' } });
+    expect(await thrown(service.compare(APP, base.job_id, { evalSetId: 'set-a', baseline: 'main', tolerance: 2 }))).toMatchObject({ code: 'invalid_eval_compare_options', details: { field: 'tolerance' } });
     expect(await codeOf(service.compare(APP, base.job_id, { evalSetId: 'set-a' } as never))).toBe('invalid_eval_compare_options');
     expect(await codeOf(service.compare(APP, base.job_id, { evalSetId: 'set-b', baseline: 'main' }))).toBe('not_found');
     expect(await codeOf(service.compare(OTHER, base.job_id, { evalSetId: 'set-a', baseline: 'main' }))).toBe('not_found');

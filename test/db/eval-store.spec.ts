@@ -143,9 +143,9 @@ describe('§4.3 createEvaluation', () => {
     for (const scope of [{ app: '' }, { app: 'a\u0000b' }, { app: 'x'.repeat(257) }, null, { app: 'a', extra: 1 }]) {
       await evalError(store.createEvaluation(scope as never, preparedRequest()), 'invalid_eval_scope');
     }
-    await evalError(store.createEvaluation(A, preparedRequest({ metadata: { note: 'a\u0000' } })), 'invalid_eval_store_arguments', { argument: 'request' });
-    await evalError(store.createEvaluation(A, { ...preparedRequest(), set_digest: 'nope' }), 'invalid_eval_store_arguments', { argument: 'request' });
-    await evalError(store.createEvaluation(A, null as never), 'invalid_eval_store_arguments', { argument: 'request' });
+    await evalError(store.createEvaluation(A, preparedRequest({ metadata: { note: 'a\u0000' } })), 'invalid_eval_store_arguments', { field: 'request' });
+    await evalError(store.createEvaluation(A, { ...preparedRequest(), set_digest: 'nope' }), 'invalid_eval_store_arguments', { field: 'request' });
+    await evalError(store.createEvaluation(A, null as never), 'invalid_eval_store_arguments', { field: 'request' });
     expect(await tableCounts(h())).toMatchObject({ set_revisions: 0, jobs: 0, usage: 1 });
   });
 });
@@ -250,7 +250,7 @@ describe('§5 transition (compare-and-set)', () => {
       [store.transition(A, id, ['running'], 'completed', { result: { ...evalResult(), note: 'a\u0000' } as never }), 'result'],
       [store.transition(A, id, ['queued'], 'running', { extra: 1 } as never), 'fields'],
     ];
-    for (const [promise, argument] of refusals) await evalError(promise, 'invalid_eval_store_arguments', { argument });
+    for (const [promise, field] of refusals) await evalError(promise, 'invalid_eval_store_arguments', { field });
     await store.transition(A, id, ['queued'], 'failed', { reason: 'é'.repeat(2048) });
   });
 
@@ -347,10 +347,10 @@ describe('§6 reads and listings', () => {
     }
     for (const cursor of ['%%%', b64(['a']), b64(['a', 'b\u0000']), b64([1, 2])]) await evalError(store.listSets(A, { cursor }), 'invalid_eval_cursor');
     for (const limit of [0, 6, 1.5, '2']) {
-      await evalError(store.listJobs(A, { limit } as never), 'invalid_eval_store_arguments', { argument: 'limit' });
-      await evalError(store.listSets(A, { limit } as never), 'invalid_eval_store_arguments', { argument: 'limit' });
+      await evalError(store.listJobs(A, { limit } as never), 'invalid_eval_store_arguments', { field: 'limit' });
+      await evalError(store.listSets(A, { limit } as never), 'invalid_eval_store_arguments', { field: 'limit' });
     }
-    await evalError(store.listJobs(A, { limit: 1, page: 2 } as never), 'invalid_eval_store_arguments', { argument: 'options' });
+    await evalError(store.listJobs(A, { limit: 1, page: 2 } as never), 'invalid_eval_store_arguments', { field: 'options' });
     expect((await store.listJobs(A, { limit: 5 })).items).toEqual([]);
   });
 
@@ -430,9 +430,9 @@ describe('§6 baselines', () => {
     await evalError(store.putBaseline(A, { evalSetId: 'set-b', name: 'main', jobId: completed.job_id }), 'not_found');
     await evalError(store.putBaseline(B, { evalSetId: 'set-a', name: 'main', jobId: completed.job_id }), 'not_found');
     await evalError(store.putBaseline(A, { evalSetId: 'set-a', name: 'main', jobId: 'eval-' + 'f'.repeat(32) }), 'not_found');
-    await evalError(store.putBaseline(A, { evalSetId: 'set-a', name: '', jobId: completed.job_id }), 'invalid_eval_store_arguments', { argument: 'name' });
-    await evalError(store.putBaseline(A, { evalSetId: 'x\u0000', name: 'main', jobId: completed.job_id }), 'invalid_eval_store_arguments', { argument: 'evalSetId' });
-    await evalError(store.putBaseline(A, { evalSetId: 'set-a', name: 'main', jobId: completed.job_id, extra: 1 } as never), 'invalid_eval_store_arguments', { argument: 'baseline' });
+    await evalError(store.putBaseline(A, { evalSetId: 'set-a', name: '', jobId: completed.job_id }), 'invalid_eval_store_arguments', { field: 'name' });
+    await evalError(store.putBaseline(A, { evalSetId: 'x\u0000', name: 'main', jobId: completed.job_id }), 'invalid_eval_store_arguments', { field: 'evalSetId' });
+    await evalError(store.putBaseline(A, { evalSetId: 'set-a', name: 'main', jobId: completed.job_id, extra: 1 } as never), 'invalid_eval_store_arguments', { field: 'baseline' });
     expect(await tableCounts(h())).toMatchObject({ baselines: 0 });
   });
 
@@ -541,13 +541,13 @@ describe('§6 prune', () => {
 
   it('bad options are invalid_prune_options; a malformed cursor is invalid_eval_cursor', async () => {
     const capped = await h().store({ maxPruneLimit: 10 });
-    await evalError(capped.prune({} as never), 'invalid_prune_options', { option: 'before' });
-    await evalError(capped.prune({ before: -1 }), 'invalid_prune_options', { option: 'before' });
-    await evalError(capped.prune({ before: 1, limit: 11 }), 'invalid_prune_options', { option: 'limit' });
-    await evalError(capped.prune({ before: 1, limit: 0 }), 'invalid_prune_options', { option: 'limit' });
-    await evalError(capped.prune({ before: 1, includeBaselines: 'yes' } as never), 'invalid_prune_options', { option: 'includeBaselines' });
-    await evalError(capped.prune({ before: 1, olderThan: 2 } as never), 'invalid_prune_options', { keys: ['olderThan'] });
-    await evalError(capped.prune(null as never), 'invalid_prune_options', { option: 'options' });
+    await evalError(capped.prune({} as never), 'invalid_prune_options', { field: 'before' });
+    await evalError(capped.prune({ before: -1 }), 'invalid_prune_options', { field: 'before' });
+    await evalError(capped.prune({ before: 1, limit: 11 }), 'invalid_prune_options', { field: 'limit' });
+    await evalError(capped.prune({ before: 1, limit: 0 }), 'invalid_prune_options', { field: 'limit' });
+    await evalError(capped.prune({ before: 1, includeBaselines: 'yes' } as never), 'invalid_prune_options', { field: 'includeBaselines' });
+    await evalError(capped.prune({ before: 1, olderThan: 2 } as never), 'invalid_prune_options', { field: 'olderThan' });
+    await evalError(capped.prune(null as never), 'invalid_prune_options', { field: 'options' });
     const b64 = (value: unknown) => Buffer.from(canonicalJson(value)).toString('base64url');
     for (const cursor of ['x!', b64(['elsewhere']), b64(['jobs', 'a', 'b']), b64(['sets', 'a', 'b']), b64(['baselines', 1, 2, 3])]) {
       await evalError(capped.prune({ before: 1, cursor }), 'invalid_eval_cursor');

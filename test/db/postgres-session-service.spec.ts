@@ -12,7 +12,7 @@ import { randomId } from '../../src/shared/ids/random-id';
 import { thrown } from '../../src/shared/testing/thrown';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { describeSessionServiceContract, runnerError } from '../support/session-service-contract';
+import { describeSessionServiceContract, runnerError } from '../../src/services/sessions/testing/session-service-contract';
 
 const SESSIONS = 'agent_runtime_sessions';
 /** Prefix of every app name this run writes to the shared database, whose rows are removed afterwards. */

@@ -262,18 +262,18 @@ describe('EvaluationModule in small apps of its own (spec 05 §10)', () => {
     });
 
     test.each<[string, () => DynamicModule, string, Record<string, unknown> | undefined]>([
-      ['an unknown module option', () => EvaluationModule.forRoot({ scope: 'x' } as never), 'unknown_eval_service_options', { keys: ['scope'] }],
-      ['a resolveScope that is not a function', () => EvaluationModule.forRoot({ resolveScope: 'reference' } as never), 'invalid_eval_service_options', { option: 'resolveScope' }],
-      ['service options that are not an object', () => EvaluationModule.forRoot({ service: 'fast' } as never), 'invalid_eval_service_options', { option: 'service' }],
-      ['an unknown service option', () => EvaluationModule.forRoot({ service: { maxConcurency: 2 } as never }), 'unknown_eval_service_options', { keys: ['maxConcurency'] }],
-      ['maxConcurrency 0', () => EvaluationModule.forRoot({ service: { maxConcurrency: 0 } }), 'invalid_eval_service_options', { option: 'maxConcurrency' }],
-      ['maxQueue above 100,000', () => EvaluationModule.forRoot({ service: { maxQueue: 100_001 } }), 'invalid_eval_service_options', { option: 'maxQueue' }],
-      ['an unknown ownership', () => EvaluationModule.forRoot({ service: { ownership: 'steal' as never } }), 'invalid_eval_service_options', { option: 'ownership' }],
+      ['an unknown module option', () => EvaluationModule.forRoot({ scope: 'x' } as never), 'unknown_eval_service_options', { field: 'scope' }],
+      ['a resolveScope that is not a function', () => EvaluationModule.forRoot({ resolveScope: 'reference' } as never), 'invalid_eval_service_options', { field: 'resolveScope' }],
+      ['service options that are not an object', () => EvaluationModule.forRoot({ service: 'fast' } as never), 'invalid_eval_service_options', { field: 'service' }],
+      ['an unknown service option', () => EvaluationModule.forRoot({ service: { maxConcurency: 2 } as never }), 'unknown_eval_service_options', { field: 'maxConcurency' }],
+      ['maxConcurrency 0', () => EvaluationModule.forRoot({ service: { maxConcurrency: 0 } }), 'invalid_eval_service_options', { field: 'maxConcurrency' }],
+      ['maxQueue above 100,000', () => EvaluationModule.forRoot({ service: { maxQueue: 100_001 } }), 'invalid_eval_service_options', { field: 'maxQueue' }],
+      ['an unknown ownership', () => EvaluationModule.forRoot({ service: { ownership: 'steal' as never } }), 'invalid_eval_service_options', { field: 'ownership' }],
       ['a store among the service options', () => EvaluationModule.forRoot({ service: { store: {} } as never }), 'store_is_managed', undefined],
       ['a worker that is neither local nor an object', () => EvaluationModule.forRoot({ service: { worker: 42 as never } }), 'invalid_eval_worker', undefined],
-      ['an unknown store option', () => EvaluationModule.forRoot({ store: { tables: 5 } as never }), 'unknown_eval_store_options', { keys: ['tables'] }],
-      ['an unknown option from forRootAsync', () => EvaluationModule.forRootAsync({ useFactory: async () => ({ resolveScope: () => ({ app: 'a' }), retries: 1 }) as never }), 'unknown_eval_service_options', { keys: ['retries'] }],
-      ['a bad service option from forRootAsync', () => EvaluationModule.forRootAsync({ useFactory: () => ({ service: { callTimeoutMs: 0 } }) }), 'invalid_eval_service_options', { option: 'callTimeoutMs' }],
+      ['an unknown store option', () => EvaluationModule.forRoot({ store: { tables: 5 } as never }), 'unknown_eval_store_options', { field: 'tables' }],
+      ['an unknown option from forRootAsync', () => EvaluationModule.forRootAsync({ useFactory: async () => ({ resolveScope: () => ({ app: 'a' }), retries: 1 }) as never }), 'unknown_eval_service_options', { field: 'retries' }],
+      ['a bad service option from forRootAsync', () => EvaluationModule.forRootAsync({ useFactory: () => ({ service: { callTimeoutMs: 0 } }) }), 'invalid_eval_service_options', { field: 'callTimeoutMs' }],
     ])('%s', async (_name, evaluation, code, details) => {
       const error = await bootstrapFailure(url, evaluation);
       expect(error).toMatchObject({ name: 'EvalServiceError', code });

@@ -218,7 +218,7 @@ describe('evaluation routes of the reference service (spec 05 §10)', () => {
 
     test('400 request codes: unknown fields with their keys, invalid set, metrics, agent, options and metadata, unknown agent', async () => {
       const base = (): Record<string, any> => ({ ...referenceEvalRequest(), metadata: { api_token: canary } });
-      expectError(await refused(client.submit({ ...base(), extra: canary, other: 1 })), 400, 'unknown_eval_request_fields', { keys: ['extra', 'other'] });
+      expectError(await refused(client.submit({ ...base(), extra: canary, other: 1 })), 400, 'unknown_eval_request_fields', { fields: ['extra', 'other'] });
       const noCases = base();
       noCases.set.cases = [];
       expectError(await refused(client.submit(noCases)), 400, 'invalid_eval_set', { reason: 'cases' });
@@ -250,12 +250,12 @@ describe('evaluation routes of the reference service (spec 05 §10)', () => {
 
     test('400 for baseline bodies and compare parameters that are not what the route takes', async () => {
       const jobId = await completedReferenceJob();
-      expectError(await refused(client.putBaseline('reference-helper', 'b', { job_id: jobId, note: canary })), 400, 'unknown_eval_request_fields', { keys: ['note'] });
+      expectError(await refused(client.putBaseline('reference-helper', 'b', { job_id: jobId, note: canary })), 400, 'unknown_eval_request_fields', { field: 'note' });
       expectError(await refused(client.putBaseline('reference-helper', 'b', { job_id: 7 })), 400, 'invalid_eval_request', { field: 'job_id' });
       expectError(await refused(client.putBaseline('reference-helper', 'b', '[]')), 400, 'invalid_eval_request');
-      expectError(await refused(client.compare(jobId, '')), 400, 'invalid_eval_compare_options', { option: 'baseline' });
-      expectError(await refused(client.compare(jobId, 'baseline=main&tolerance=2')), 400, 'invalid_eval_compare_options', { option: 'tolerance' });
-      expectError(await refused(client.compare(jobId, 'baseline=main&tolerance=abc')), 400, 'invalid_eval_compare_options', { option: 'tolerance' });
+      expectError(await refused(client.compare(jobId, '')), 400, 'invalid_eval_compare_options', { field: 'baseline' });
+      expectError(await refused(client.compare(jobId, 'baseline=main&tolerance=2')), 400, 'invalid_eval_compare_options', { field: 'tolerance' });
+      expectError(await refused(client.compare(jobId, 'baseline=main&tolerance=abc')), 400, 'invalid_eval_compare_options', { field: 'tolerance' });
       expectError(await refused(client.compare(jobId, 'baseline=a&baseline=b')), 400, 'invalid_eval_request', { field: 'baseline' });
       expectError(await refused(client.compare(jobId, `baseline=${canary}`)), 404, 'not_found');
     });

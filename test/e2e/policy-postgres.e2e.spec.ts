@@ -15,7 +15,7 @@ import { AUDIT_LOG_TABLE_SPEC } from '../../src/policy/audit-log/audit-log.schem
 import { describeTriggerSpec } from '../../src/database/schema/trigger-comparison';
 import { verifyAuditChain } from '../../src/policy/audit-log/audit-chain-verification';
 import { canonicalJson } from '../../src/json';
-import { DeferredPostgresAuditLog } from '../../src/policy/audit-log/deferred-postgres-audit-log';
+import { DeferredPostgresAuditLog } from '../../src/policy/audit-log/deferred-postgres-audit-log.service';
 import { summarizeDecision, verifyDecisionDigest, type PolicyDecision } from '../../src/policy/policy-decision';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';

@@ -5,7 +5,7 @@
  * of this repository filled it), so the suite needs the registry only for what the cache lacks.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,26 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const INSTALL_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
 const PEERS = { ai: '7.0.173', '@google/adk': '2.0.0' };
+/** Packages whose load an application feels (size, start-up time, native parts); an entry point loads one only when its module needs it. */
+const HEAVY = ['typeorm', 'pg', 'pg-listen', 'piscina', 'ajv', 'class-validator', 'class-transformer', 'prom-client', '@nestjs/typeorm', '@nestjs/terminus'];
+/** Entry points of optional peers, required in the tests below. */
+const OPTIONAL_PEER_ENTRY_POINTS = { './ai-sdk': 'ai', './adk': '@google/adk' };
+/** What each entry point loads of {@link HEAVY} when required alone in a fresh process (README, "Entry points"). */
+const HEAVY_PACKAGES_LOADED: Record<string, string[]> = {
+  'nest-agent-runtime': ['TODO'],
+  'nest-agent-runtime/admission': [],
+};
+
+/** Requires `entryPoint`, then prints which of `heavy` were loaded (run in the consumer project by its source text). */
+function listHeavyLoaded(entryPoint: string, heavy: readonly string[]): void {
+  require(entryPoint);
+  const packages = new Set<string>();
+  for (const file of Object.keys(require.cache)) {
+    const segments = file.split(/node_modules[\\/]/).pop()?.split(/[\\/]/) ?? [];
+    packages.add(segments[0]?.startsWith('@') ? `${segments[0]}/${segments[1]}` : (segments[0] ?? ''));
+  }
+  console.log(JSON.stringify([...packages].filter((name) => heavy.includes(name)).sort()));
+}
 
 /** Runs a CommonJS snippet in the consumer project and returns what it printed as JSON. */
 async function inConsumer(project: string, source: string): Promise<unknown> {
@@ -50,6 +70,19 @@ describe('the packed package in a consumer project', () => {
     );
     expect(seen).toEqual({ aiMissing: true, adkMissing: true, admission: 'function', policy: 'function', loaded: [] });
   });
+
+  it('requires each entry point in a fresh process, and each loads only the heavy packages its module needs', async () => {
+    const manifest = JSON.parse(await readFile(path.join(project, 'node_modules', 'nest-agent-runtime', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const entryPoints = Object.keys(manifest.exports)
+      .filter((subpath) => subpath !== './package.json' && !Object.hasOwn(OPTIONAL_PEER_ENTRY_POINTS, subpath))
+      .map((subpath) => (subpath === '.' ? 'nest-agent-runtime' : `nest-agent-runtime/${subpath.slice(2)}`));
+    expect(entryPoints.sort()).toEqual(Object.keys(HEAVY_PACKAGES_LOADED).sort());
+    const loaded: Record<string, string[]> = {};
+    for (const entryPoint of entryPoints) {
+      loaded[entryPoint] = (await inConsumer(project, `(${listHeavyLoaded.toString()})(${JSON.stringify(entryPoint)}, ${JSON.stringify(HEAVY)});`)) as string[];
+    }
+    expect(loaded).toEqual(HEAVY_PACKAGES_LOADED);
+  }, 120_000);
 
   it('refuses the ADK adapter with a typed error while its peer is missing', async () => {
     const seen = await inConsumer(

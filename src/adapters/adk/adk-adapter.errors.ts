@@ -1,4 +1,7 @@
+import type { HttpErrorTable } from '../../http/http-error-mapper';
 import { AgentRuntimeError, type ErrorDetails } from '../../shared/errors/agent-runtime-error';
+
+const ADK_ADAPTER_ERROR_CODES = Object.freeze(['adk_peer_missing', 'adk_peer_unsupported'] as const);
 
 /**
  * Every code an {@link AdkAdapterError} carries: problems with the `@google/adk` peer itself.
@@ -6,7 +9,7 @@ import { AgentRuntimeError, type ErrorDetails } from '../../shared/errors/agent-
  * @example
  * const hint: Record<AdkAdapterErrorCode, string> = { adk_peer_missing: 'install it', adk_peer_unsupported: 'use ~2.0.0' };
  */
-export type AdkAdapterErrorCode = 'adk_peer_missing' | 'adk_peer_unsupported';
+export type AdkAdapterErrorCode = (typeof ADK_ADAPTER_ERROR_CODES)[number];
 
 /**
  * The error of the `nest-agent-runtime/adk` entry point when the optional peer `@google/adk` cannot
@@ -22,6 +25,15 @@ export type AdkAdapterErrorCode = 'adk_peer_missing' | 'adk_peer_unsupported';
  * }
  */
 export class AdkAdapterError extends AgentRuntimeError<AdkAdapterErrorCode> {
+  /** Every code of {@link AdkAdapterErrorCode}. */
+  static readonly codes: readonly AdkAdapterErrorCode[] = ADK_ADAPTER_ERROR_CODES;
+
+  /** The HTTP answer of each code: a peer that is missing or of another version is a fault of the installation. */
+  static readonly httpAnswers: HttpErrorTable<AdkAdapterErrorCode> = Object.freeze({
+    adk_peer_missing: { status: 500 },
+    adk_peer_unsupported: { status: 500 },
+  });
+
   constructor(code: AdkAdapterErrorCode, details?: ErrorDetails) {
     super('AdkAdapterError', code, details);
   }

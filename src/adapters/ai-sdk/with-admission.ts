@@ -1,6 +1,6 @@
 import type { AdmissionRequestOptions } from '../../admission/admission-request';
 import type { PermitSource } from '../../admission/admission-service';
-import { runUnderPermit } from '../../admission/admission-waiters';
+import { runUnderPermit } from '../../admission/requests/admission-waiters';
 import { AdmissionError } from '../../admission/admission.errors';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 

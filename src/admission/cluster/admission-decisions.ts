@@ -1,4 +1,5 @@
-import type { OverflowMode, ResolvedAdmissionConfig } from '../admission-config';
+import { agentLimitOf, type OverflowMode, type ResolvedAdmissionConfig } from '../admission-config';
+import type { AdmissionOutcome } from '../admission.types';
 import { AdmissionError } from '../admission.errors';
 import type { PostgresFailure } from '../../database/postgres-failure';
 import type { PgPool } from '../../database/postgres-pool';
@@ -84,6 +85,18 @@ export interface DecisionOutcome {
   readonly counts: ClusterCounts;
 }
 
+/** The error a submit throws and the outcome it reports for a refusal of the cluster (spec 01 §5.1 steps 6–7). */
+export function refusalOf(decision: SubmitDecision, maxQueue: number): [AdmissionError, AdmissionOutcome] {
+  switch (decision.kind) {
+    case 'rejected':
+      return [new AdmissionError('concurrency_limit_reached', { limit_scope: decision.scope }), 'rejected'];
+    case 'queue_full':
+      return [new AdmissionError('admission_queue_full', { max_queue: maxQueue }), 'queue_full'];
+    default:
+      return [new AdmissionError('queue_deadline_exceeded'), 'expired'];
+  }
+}
+
 /** The admission reading of a database failure: `admission_store_unavailable` with codes only. */
 export function storeUnavailable(failure: PostgresFailure): AdmissionError {
   return new AdmissionError('admission_store_unavailable', { ...failure.codes });
@@ -163,7 +176,7 @@ class Tally {
   }
 
   limitOf(agentId: string): number {
-    return this.config.agentLimits.get(agentId) ?? this.config.defaultAgentLimit;
+    return agentLimitOf(this.config, agentId);
   }
 
   add(agentId: string, active: number, queued: number): void {

@@ -1,41 +1,27 @@
 import type { OverflowMode } from '../admission-config';
-import type { Waiter } from '../admission-queue';
-import type { IssuedPermit } from '../permit';
-import type { HeapItem } from '../../shared/collections/indexed-min-heap';
-
-/**
- * Where a request of this instance is: `pending` while its submit decision runs, then `queued`,
- * `active` (holding a permit) or `done` (terminal).
- */
-export type ClusterRequestState = 'pending' | 'queued' | 'active' | 'done';
+import { TrackedRequest, type RequestState } from '../requests/tracked-request';
 
 /** A request submitted on this instance: what this instance knows and watches of it. */
-export class ClusterRequest implements HeapItem {
-  heapIndex = -1;
-  state: ClusterRequestState = 'pending';
-  /** Cluster-wide enqueue order, once queued. */
-  seq = 0;
-  permit: IssuedPermit | undefined = undefined;
-  waiters: Waiter[] | null = null;
-  ownerListener: (() => void) | undefined = undefined;
-  signalListener: (() => void) | undefined = undefined;
+export class ClusterRequest extends TrackedRequest {
+  /** `pending` until its submit decision is applied; `seq` is the cluster-wide enqueue order once queued. */
+  override state: RequestState = 'pending';
   /** A grant was seen while the submit decision was still being applied. */
   grantedEarly = false;
 
   constructor(
-    /** The controller that owns the request: a permit is only ever released by its issuer. */
-    readonly issuer: object,
-    readonly ref: string,
+    issuer: object,
+    ref: string,
     /** Chosen before the request is stored, so whichever instance grants it writes the permit row. */
     readonly permitId: string,
-    readonly agentId: string,
+    agentId: string,
     readonly overflow: OverflowMode,
-    /** Absolute monotonic ms on this instance's clock; `Infinity` never expires. */
-    readonly deadline: number,
-    readonly submittedAt: number,
-    readonly owner: AbortSignal | undefined,
-    readonly signal: AbortSignal | undefined,
-  ) {}
+    deadline: number,
+    submittedAt: number,
+    owner: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
+  ) {
+    super(issuer, ref, agentId, deadline, submittedAt, owner, signal);
+  }
 }
 
 /** Deadline order of the local expiry heap: (deadline, submit time). */

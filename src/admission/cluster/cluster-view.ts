@@ -1,5 +1,11 @@
 import type { DecisionOutcome } from './admission-decisions';
 
+/** A removal of one of this instance's requests, already subtracted from the view. */
+export interface Removal {
+  readonly agentId: string;
+  readonly what: 'active' | 'queued';
+}
+
 /** Counts of one agent across the cluster. */
 interface AgentCounts {
   active: number;
@@ -17,19 +23,27 @@ export class ClusterView {
   instancesLive = 0;
   private agents = new Map<string, AgentCounts>();
 
-  /** Takes a decision's reading. */
-  read(counts: DecisionOutcome['counts']): void {
+  private read(counts: DecisionOutcome['counts']): void {
     this.active = counts.active;
     this.queued = counts.queued;
     this.instancesLive = counts.instancesLive;
     this.agents = new Map([...counts.perAgent].map(([id, agent]) => [id, { active: agent.active, queued: agent.queued }]));
   }
 
-  /** Totals alone, as they stood at one transition of a decision, less `removed` (made here since). */
-  readTotals(active: number, queued: number, removed: Iterable<{ readonly what: 'active' | 'queued' }>): void {
-    this.active = active;
-    this.queued = queued;
-    for (const { what } of removed) this[what] = Math.max(0, this[what] - 1);
+  /**
+   * Takes the reading of a decision made while this instance removed `removedSince` (not in its counts
+   * yet). `granted` runs for each grant of `instanceId`, the totals then as they stood right after it.
+   */
+  readDecision(outcome: DecisionOutcome, instanceId: string, removedSince: readonly Removal[], granted: (requestId: string) => void): void {
+    for (const grant of outcome.grants) {
+      if (grant.instanceId !== instanceId) continue;
+      this.active = grant.activeAfter;
+      this.queued = grant.queuedAfter;
+      for (const { what } of removedSince) this[what] = Math.max(0, this[what] - 1);
+      granted(grant.requestId);
+    }
+    this.read(outcome.counts);
+    for (const removal of removedSince) this.lower(removal.agentId, removal.what);
   }
 
   /** This instance removed one of its own active or queued requests of `agentId`. */

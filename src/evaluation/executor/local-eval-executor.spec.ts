@@ -346,9 +346,9 @@ describe('LocalEvalExecutor (spec 05 §7)', () => {
   });
 
   it('refuses a registry without getRunner and a clock without timers', () => {
-    expect(() => new LocalEvalExecutor({} as never)).toThrow(expect.objectContaining({ code: 'invalid_eval_service_options', details: { option: 'registry' } }));
+    expect(() => new LocalEvalExecutor({} as never)).toThrow(expect.objectContaining({ code: 'invalid_eval_service_options', details: { field: 'registry' } }));
     expect(() => new LocalEvalExecutor({ getRunner: () => ({}) as never }, { clock: {} as never })).toThrow(
-      expect.objectContaining({ code: 'invalid_eval_service_options', details: { option: 'clock' } }),
+      expect.objectContaining({ code: 'invalid_eval_service_options', details: { field: 'clock' } }),
     );
   });
 });

@@ -1,4 +1,5 @@
 import { RunnerError } from '../../runner/runner.errors';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalCaseResult, EvalExecution, EvalExecutor, EvalTaskOutcome } from '../eval.types';
@@ -11,11 +12,23 @@ export interface EvalRunnerRegistry {
   getRunner(agent: string): EvalRunner;
 }
 
+/** `unknown_eval_agent` when `registry` has no Runner for `agent` (no registry: nothing to check). */
+export function assertKnownAgent(registry: EvalRunnerRegistry | undefined, agent: string): void {
+  if (registry === undefined) return;
+  try {
+    registry.getRunner(agent);
+  } catch {
+    throw new EvalServiceError('unknown_eval_agent');
+  }
+}
+
 /** Dependencies of a {@link LocalEvalExecutor}. */
 export interface LocalEvalExecutorDeps {
   /** Drives `case_timeout_ms`. @default systemClock */
   readonly clock?: Clock;
 }
+
+const hasTimers = (clock: unknown): boolean => typeof (clock as Clock | null)?.setTimer === 'function' && typeof (clock as Clock).clearTimer === 'function';
 
 /**
  * The `'local'` worker (spec 05 §7): runs a job's cases one after another through the Runner the
@@ -34,15 +47,16 @@ export class LocalEvalExecutor implements EvalExecutor {
   readonly #clock: Clock;
 
   /**
-   * `registry` is a `RunRegistry` or anything with its `getRunner(agent)`. Throws
-   * `invalid_eval_service_options` (`{option: 'registry' | 'clock'}`) for anything else.
+   * `registry` is a `RunRegistry` or anything with its `getRunner(agent)`; `deps` a plain object whose
+   * `clock` has `setTimer` and `clearTimer`. Throws `invalid_eval_service_options`
+   * (`{field: 'registry' | 'deps' | 'clock'}`) for anything else.
    */
   constructor(registry: EvalRunnerRegistry, deps: LocalEvalExecutorDeps = {}) {
-    if (typeof registry?.getRunner !== 'function') throw new EvalServiceError('invalid_eval_service_options', { option: 'registry' });
-    const clock = deps?.clock ?? systemClock;
-    if (typeof clock?.setTimer !== 'function' || typeof clock.clearTimer !== 'function') throw new EvalServiceError('invalid_eval_service_options', { option: 'clock' });
+    if (typeof registry?.getRunner !== 'function') throw new EvalServiceError('invalid_eval_service_options', { field: 'registry' });
+    const read = readOptions(deps, { clock: hasTimers }, { name: 'deps', unknownKeys: 'ignore' });
+    if (!read.ok) throw new EvalServiceError('invalid_eval_service_options', optionFailureDetails(read.fields));
     this.#registry = registry;
-    this.#clock = clock;
+    this.#clock = (read.values.clock as Clock | undefined) ?? systemClock;
   }
 
   /**

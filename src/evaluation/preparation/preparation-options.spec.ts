@@ -25,23 +25,24 @@ describe('resolvePreparationOptions (spec 05 §1 `preparation`)', () => {
     for (const bad of [min - 1, max + 1, min + 0.5, String(min), null, NaN]) {
       const error = refusal({ [key]: bad });
       expect(error.code).toBe('invalid_eval_service_options');
-      expect(error.details).toEqual({ option: `preparation.${key}` });
+      expect(error.details).toEqual({ field: `preparation.${key}` });
     }
   });
 
-  it('refuses unknown keys as the option `preparation`, naming them sorted', () => {
-    expect(refusal({ threads: 2, zeta: 1, alpha: 2 }).details).toEqual({ option: 'preparation', keys: ['alpha', 'zeta'] });
+  it('refuses unknown keys, naming them sorted under `preparation`', () => {
+    expect(refusal({ threads: 2, zeta: 1, alpha: 2 }).details).toEqual({ fields: ['preparation.alpha', 'preparation.zeta'] });
+    expect(refusal({ threads: 2, zeta: 1 }).details).toEqual({ field: 'preparation.zeta' });
   });
 
   it.each([['null', null], ['a number', 4], ['an array', []], ['a class instance', new (class Options {})()]])('refuses %s as the whole option', (_name, value) => {
     const error = refusal(value);
     expect(error.code).toBe('invalid_eval_service_options');
-    expect(error.details).toEqual({ option: 'preparation' });
+    expect(error.details).toEqual({ field: 'preparation' });
   });
 
   it('never calls a getter', () => {
     const getter = jest.fn(() => 2);
-    expect(refusal(Object.defineProperty({}, 'threads', { get: getter, enumerable: true })).details).toEqual({ option: 'preparation.threads' });
+    expect(refusal(Object.defineProperty({}, 'threads', { get: getter, enumerable: true })).details).toEqual({ field: 'preparation.threads' });
     expect(getter).not.toHaveBeenCalled();
   });
 });

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { integerIn } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
+import { firstFailures, optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import { EvalServiceError } from '../eval.errors';
 
 /** Options of the request preparation pool, the service's `preparation` option (spec 05 §1, §4.2). Unknown keys are refused. */
@@ -34,18 +34,20 @@ const RULES = {
 
 /**
  * Validates the `preparation` option and applies its defaults. Every failure is
- * `invalid_eval_service_options`: `details.option` is `'preparation.<key>'` for a bad value, and
- * `'preparation'` when the value is not a plain object or holds unknown keys (then with `details.keys`,
- * sorted). Own data properties only; no getter is called.
+ * `invalid_eval_service_options` naming `'preparation.<key>'`: every unknown key (`{field}` or
+ * `{fields}`, sorted), else the first bad value (`{field}`); `{field: 'preparation'}` when the value is
+ * not a plain object. Own data properties only; no getter is called.
  *
  * @example
  * resolvePreparationOptions({ threads: 2 }); // { maxPending: 64, taskTimeoutMs: 1000, maxOldGenerationSizeMb: 64, threads: 2 }
  */
 export function resolvePreparationOptions(value: unknown): ResolvedPreparationOptions {
-  const values = readStrictOptions(value, RULES, NAME, {
-    unknownKeys: (keys) => new EvalServiceError('invalid_eval_service_options', { option: NAME, keys }),
-    invalid: (option) => new EvalServiceError('invalid_eval_service_options', { option: option === NAME ? NAME : `${NAME}.${option}` }),
-  });
+  const read = readOptions(value, RULES, { name: NAME, unknownKeys: 'refuse' });
+  if (!read.ok) {
+    const whole = read.unknown.length === 0 && read.fields[0] === NAME;
+    throw new EvalServiceError('invalid_eval_service_options', optionFailureDetails(whole ? [NAME] : firstFailures(read).map((key) => `${NAME}.${key}`)));
+  }
+  const values = read.values;
   return Object.freeze({
     maxPending: (values.maxPending as number | undefined) ?? 64,
     taskTimeoutMs: (values.taskTimeoutMs as number | undefined) ?? 1000,

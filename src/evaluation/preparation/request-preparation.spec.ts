@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../json/canonical-json';
 import { sha256Hex } from '../../shared/text/sha256';
-import { countNodes, escapeHeavyRequest, nearLimitRequest, validSubmitRequest, type SubmitRequest } from '../../../test/support/eval-requests';
+import { countNodes, escapeHeavyRequest, nearLimitRequest, validSubmitRequest, type SubmitRequest } from '../testing/eval-requests';
 import type { PreparedEvalRequest } from '../eval.types';
 import { prepareEvalRequest, type PreparationOutcome } from './request-preparation';
 
@@ -116,7 +116,7 @@ describe('prepareEvalRequest (spec 05 §4.1)', () => {
   describe('request keys', () => {
     it('refuses unknown keys with unknown_eval_request_fields, sorted; odd names as "unknown"', () => {
       const outcome = refused({ ...validSubmitRequest(), zeta: 1, alpha: 2, 'bad key\n': 3 });
-      expect(outcome).toEqual({ ok: false, code: 'unknown_eval_request_fields', details: { keys: ['alpha', 'unknown', 'zeta'] } });
+      expect(outcome).toEqual({ ok: false, code: 'unknown_eval_request_fields', details: { fields: ['alpha', 'unknown', 'zeta'] } });
     });
 
     it.each([['an array', []], ['a string', 'x'], ['null', null]])('refuses %s as the request (invalid_eval_request)', (_name, request) => {
@@ -128,7 +128,7 @@ describe('prepareEvalRequest (spec 05 §4.1)', () => {
     const cases: [string, () => unknown, Record<string, unknown>][] = [
       ['a missing set', () => validSubmitRequest({ set: undefined }), { reason: 'set' }],
       ['a set that is an array', () => validSubmitRequest({ set: [] }), { reason: 'set' }],
-      ['an unknown set key', () => withSet({ extra: 1 }), { reason: 'fields', keys: ['extra'] }],
+      ['an unknown set key', () => withSet({ extra: 1 }), { reason: 'fields', field: 'extra' }],
       ['an empty id', () => withSet({ id: '' }), { reason: 'id' }],
       ['a 258-byte id of 129 characters', () => withSet({ id: bytes(258, 'é') }), { reason: 'id' }],
       ['a numeric id', () => withSet({ id: 7 }), { reason: 'id' }],
@@ -138,7 +138,7 @@ describe('prepareEvalRequest (spec 05 §4.1)', () => {
       ['cases that are not an array', () => withSet({ cases: { a: 1 } }), { reason: 'cases' }],
       ['10,001 cases', () => withCases(...Array.from({ length: 10_001 }, (_, i) => ({ case_id: `${i}`, input: '' }))), { reason: 'cases' }],
       ['a case that is not an object', () => withCases(goodCase('a'), 'b'), { reason: 'case', index: 1 }],
-      ['an unknown case key', () => withCases(goodCase('a', { note: 1 })), { reason: 'fields', index: 0, keys: ['note'] }],
+      ['an unknown case key', () => withCases(goodCase('a', { note: 1 })), { reason: 'fields', index: 0, field: 'note' }],
       ['a missing case_id', () => withCases({ input: 'hi' }), { reason: 'case_id', index: 0 }],
       ['a 257-byte case_id', () => withCases(goodCase(bytes(257))), { reason: 'case_id', index: 0 }],
       ['a duplicate case_id', () => withCases(goodCase('a'), goodCase('b'), goodCase('a')), { reason: 'duplicate_case_id', index: 2 }],
@@ -206,7 +206,7 @@ describe('prepareEvalRequest (spec 05 §4.1)', () => {
       ['an empty list', () => validSubmitRequest({ metrics: [] }), { reason: 'metrics' }],
       ['10,001 metrics', () => validSubmitRequest({ metrics: Array.from({ length: 10_001 }, () => ({ name: 'response_match' })) }), { reason: 'metrics' }],
       ['a metric that is not an object', () => validSubmitRequest({ metrics: ['response_match'] }), { reason: 'metric', index: 0 }],
-      ['an unknown metric key', () => validSubmitRequest({ metrics: [{ name: 'response_match', weight: 2 }] }), { reason: 'fields', index: 0, keys: ['weight'] }],
+      ['an unknown metric key', () => validSubmitRequest({ metrics: [{ name: 'response_match', weight: 2 }] }), { reason: 'fields', index: 0, field: 'weight' }],
       ['an unknown name', () => validSubmitRequest({ metrics: [{ name: 'bleu' }] }), { reason: 'name', index: 0 }],
       ['a missing name', () => validSubmitRequest({ metrics: [{ threshold: 1 }] }), { reason: 'name', index: 0 }],
       ['a threshold below 0', () => validSubmitRequest({ metrics: [{ name: 'response_match', threshold: -0.01 }] }), { reason: 'threshold', index: 0 }],
@@ -233,7 +233,7 @@ describe('prepareEvalRequest (spec 05 §4.1)', () => {
     it.each([
       ['not an object', 5, { reason: 'options' }],
       ['an array', [], { reason: 'options' }],
-      ['an unknown key', { retries: 1 }, { reason: 'fields', keys: ['retries'] }],
+      ['an unknown key', { retries: 1 }, { reason: 'fields', field: 'retries' }],
       ['case_timeout_ms 0', { case_timeout_ms: 0 }, { reason: 'case_timeout_ms' }],
       ['a fractional case_timeout_ms', { case_timeout_ms: 1.5 }, { reason: 'case_timeout_ms' }],
       ['case_timeout_ms above taskTimeoutMs', { case_timeout_ms: 60_001 }, { reason: 'case_timeout_ms' }],

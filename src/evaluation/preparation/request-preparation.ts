@@ -2,12 +2,12 @@ import { canonicalJson } from '../../json/canonical-json';
 import type { JsonObject, JsonValue } from '../../json/json.types';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { isValidId } from '../../shared/ids/id-rule';
-import { readOwnData } from '../../shared/options/option-reader';
+import { optionFailureDetails, readOwnData } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
 import { isPlainObject } from '../../shared/options/plain-object';
 import { sha256Hex } from '../../shared/text/sha256';
 import { userContent } from '../../runner/loop/message';
-import { REDACTED } from '../../trace/trace-redaction';
+import { REDACTED } from '../../trace/append/trace-redaction';
 import { EvalServiceError, type EvalServiceErrorCode } from '../eval.errors';
 import type { EvalCase, EvalMetric, EvalMetricName, EvalSet, ExpectedToolCall, PreparedEvalRequest } from '../eval.types';
 import { EVAL_REQUEST_LIMITS, prewalkRequest } from './request-prewalk';
@@ -96,8 +96,8 @@ const SET_MEMBER_BYTES = 7;
  * `invalid_eval_metrics`: `metrics`, `metric`, `fields`, `name`, `threshold`, `match`,
  * `duplicate_name`, `not_applicable`; `invalid_eval_options`: `options`, `fields`,
  * `case_timeout_ms`; `invalid_eval_request`: `not_object` for the request, `metadata` for metadata
- * that is not an object, or a pre-walk reason), with the item's `index` where there is one and the
- * unknown `keys` for `fields`.
+ * that is not an object, or a pre-walk reason), with the item's `index` where there is one and, for
+ * `fields`, the unknown keys (`{field}` or `{fields}`, sorted, as `unknown_eval_request_fields` names them).
  * `agent` is checked against the Runner's root agent name rule only; whether the agent exists is the
  * service's question.
  */
@@ -114,7 +114,7 @@ function prepare(input: unknown, limits: PreparationLimits): PreparedEvalRequest
   const request = prewalkRequest(input);
   const own = readOwnData(request, REQUEST_KEYS);
   if (own === null) throw new EvalServiceError('invalid_eval_request', { reason: 'not_object' });
-  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_request_fields', { keys: own.unknown });
+  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_request_fields', optionFailureDetails(own.unknown));
   const set = prepareSet(own.values.set);
   const agent = own.values.agent;
   if (!isValidId(agent)) throw new EvalServiceError('invalid_eval_agent');
@@ -144,7 +144,7 @@ function prepare(input: unknown, limits: PreparationLimits): PreparedEvalRequest
 function prepareSet(value: unknown): EvalSet {
   const own = readOwnData(value, SET_KEYS);
   if (own === null) throw invalidSet('set');
-  if (own.unknown.length > 0) throw invalidSet('fields', { keys: own.unknown });
+  if (own.unknown.length > 0) throw invalidSet('fields', optionFailureDetails(own.unknown));
   const { id, version, cases } = own.values;
   if (!isBoundedString(id, EVAL_SET_LIMITS.maxIdBytes)) throw invalidSet('id');
   if (!isBoundedString(version, EVAL_SET_LIMITS.maxVersionBytes)) throw invalidSet('version');
@@ -162,7 +162,7 @@ function prepareSet(value: unknown): EvalSet {
 function prepareCase(value: unknown, index: number): EvalCase {
   const own = readOwnData(value, CASE_KEYS);
   if (own === null) throw invalidSet('case', { index });
-  if (own.unknown.length > 0) throw invalidSet('fields', { index, keys: own.unknown });
+  if (own.unknown.length > 0) throw invalidSet('fields', { index, ...optionFailureDetails(own.unknown) });
   const { case_id: caseId, input, expected_output: expectedOutput, expected_tool_calls: expectedToolCalls } = own.values;
   if (!isBoundedString(caseId, EVAL_SET_LIMITS.maxCaseIdBytes)) throw invalidSet('case_id', { index });
   if (typeof input !== 'string' && userContent(input) === null) throw invalidSet('input', { index });
@@ -206,7 +206,7 @@ function prepareMetrics(value: unknown, set: EvalSet): EvalMetric[] {
 function prepareMetric(value: unknown, index: number): EvalMetric {
   const own = readOwnData(value, METRIC_KEYS);
   if (own === null) throw invalidMetrics('metric', { index });
-  if (own.unknown.length > 0) throw invalidMetrics('fields', { index, keys: own.unknown });
+  if (own.unknown.length > 0) throw invalidMetrics('fields', { index, ...optionFailureDetails(own.unknown) });
   const { name, threshold, match } = own.values;
   if (!METRIC_NAMES.includes(name as EvalMetricName)) throw invalidMetrics('name', { index });
   const metricName = name as EvalMetricName;
@@ -229,7 +229,7 @@ function prepareOptions(value: unknown, limits: PreparationLimits): PreparedEval
   if (value === undefined) return {};
   const own = readOwnData(value, ['case_timeout_ms']);
   if (own === null) throw new EvalServiceError('invalid_eval_options', { reason: 'options' });
-  if (own.unknown.length > 0) throw new EvalServiceError('invalid_eval_options', { reason: 'fields', keys: own.unknown });
+  if (own.unknown.length > 0) throw new EvalServiceError('invalid_eval_options', { reason: 'fields', ...optionFailureDetails(own.unknown) });
   const caseTimeoutMs = own.values.case_timeout_ms;
   if (caseTimeoutMs === undefined) return {};
   if (!integerIn(1, limits.taskTimeoutMs)(caseTimeoutMs)) throw new EvalServiceError('invalid_eval_options', { reason: 'case_timeout_ms' });

@@ -1,9 +1,11 @@
 import type { JsonValue } from '../../json/json.types';
-import { readOwnData } from '../../shared/options/option-reader';
+import { optionFailureDetails, readOptions, readOwnData } from '../../shared/options/option-reader';
 import { integerIn, oneOf } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
+import { evalOptionFailure } from '../eval-option-failure';
 import type { EvalExecutor } from '../eval.types';
+import { LocalEvalExecutor, type EvalRunnerRegistry } from '../executor/local-eval-executor';
+import type { Clock } from '../../shared/time/clock';
 import { resolvePreparationOptions, type PreparationOptions, type ResolvedPreparationOptions } from '../preparation/preparation-options';
 
 const MiB = 1024 * 1024;
@@ -66,17 +68,17 @@ const SERVICE_RULES = {
 };
 
 /**
- * Validates the service options and applies the defaults: `unknown_eval_service_options`
- * (`{keys}`), `store_is_managed` (a `store` key), `invalid_eval_service_options` (`{option}`), and
- * the worker codes `invalid_eval_worker`, `invalid_eval_worker_module`, `unknown_eval_worker_fields`.
+ * Validates the service options and applies the defaults: `store_is_managed` (a `store` key),
+ * `unknown_eval_service_options` (every unknown key, `{field}` or `{fields}`),
+ * `invalid_eval_service_options` (the first bad option, `{field}`), and the worker codes
+ * `invalid_eval_worker`, `invalid_eval_worker_module`, `unknown_eval_worker_fields` (`{field}` or `{fields}`).
  */
 export function resolveEvalServiceOptions(options: unknown, defaultOwnership: EvalOwnership): ResolvedEvalServiceOptions {
   const store = readOwnData(options, ['store']);
   if (store !== null && ('store' in store.values || store.accessors.length > 0)) throw new EvalServiceError('store_is_managed');
-  const values = readStrictOptions(options, SERVICE_RULES, 'options', {
-    unknownKeys: (keys) => new EvalServiceError('unknown_eval_service_options', { keys }),
-    invalid: (option) => new EvalServiceError('invalid_eval_service_options', { option }),
-  });
+  const read = readOptions(options, SERVICE_RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw evalOptionFailure(read, 'unknown_eval_service_options', 'invalid_eval_service_options');
+  const values = read.values;
   return Object.freeze({
     maxConcurrency: (values.maxConcurrency as number | undefined) ?? 4,
     maxQueue: (values.maxQueue as number | undefined) ?? 1000,
@@ -94,7 +96,7 @@ function resolveWorker(worker: unknown): 'local' | EvalWorkerModule {
   if (worker === undefined || worker === 'local') return 'local';
   const own = readOwnData(worker, ['executor', 'config']);
   if (own === null) throw new EvalServiceError('invalid_eval_worker');
-  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_worker_fields', { keys: own.unknown });
+  if (own.unknown.length > 0) throw new EvalServiceError('unknown_eval_worker_fields', optionFailureDetails(own.unknown));
   const executor = own.values.executor as { start?: unknown } | undefined;
   let start: unknown;
   try {
@@ -104,4 +106,14 @@ function resolveWorker(worker: unknown): 'local' | EvalWorkerModule {
   }
   if (typeof start !== 'function') throw new EvalServiceError('invalid_eval_worker_module');
   return Object.freeze({ executor: executor as EvalExecutor, ...(own.values.config === undefined ? {} : { config: own.values.config as JsonValue }) });
+}
+
+/**
+ * The executor the `worker` option names, with the config handed to each start: a `LocalEvalExecutor`
+ * over `registry` for `'local'` (`invalid_eval_worker` without a registry), else the custom one.
+ */
+export function workerExecutor(worker: 'local' | EvalWorkerModule, registry: EvalRunnerRegistry | undefined, clock: Clock): { executor: EvalExecutor; config: JsonValue | undefined } {
+  if (worker !== 'local') return { executor: worker.executor, config: worker.config };
+  if (registry === undefined || typeof registry.getRunner !== 'function') throw new EvalServiceError('invalid_eval_worker');
+  return { executor: new LocalEvalExecutor(registry, { clock }), config: undefined };
 }

@@ -1,16 +1,11 @@
 import { inspect } from 'node:util';
-import type { JsonValue } from '../../json/json.types';
 import { systemClock, type Clock } from '../../shared/time/clock';
-import { readStrictOptions } from '../../shared/options/strict-options';
 import { within } from '../../shared/time/timeout';
-import { emitSafely, type TelemetrySink } from '../../telemetry/telemetry-sink';
-import { TelemetryEvents } from '../../telemetry/telemetry-events';
+import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { EvalServiceError } from '../eval.errors';
 import type {
   EvalBaselineRecord,
   EvalBaselineWithResult,
-  EvalExecutor,
-  EvalIdentitySource,
   EvalJobRecord,
   EvalPage,
   EvalPageOptions,
@@ -23,66 +18,24 @@ import type {
   EvalStore,
   PublicEvalJob,
 } from '../eval.types';
-import { LocalEvalExecutor, type EvalRunnerRegistry } from '../executor/local-eval-executor';
-import { compareResults, type EvalRegressionReport } from '../executor/regression-report';
+import { assertKnownAgent, type EvalRunnerRegistry } from '../executor/local-eval-executor';
+import type { EvalRegressionReport } from '../executor/regression-report';
 import { RequestPreparationPool } from '../preparation/request-preparation-pool';
 import { checkEvalScope, checkEvalJobId } from '../eval-scope';
+import { completedResult } from './completed-result';
+import { evalCapabilities, type EvalCapabilities } from './eval-capabilities';
+import { compareWithBaseline, type EvalCompareOptions } from './eval-compare';
+import { emitJobTransition } from './eval-job-telemetry';
 import { checkEvalStore } from './eval-store-check';
-import { resolveEvalServiceOptions, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
+import { resolveEvalServiceOptions, workerExecutor, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
+import type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
 import { EvalOwnershipSession } from './eval-ownership-session';
 import { EvalTaskScheduler } from './eval-task-scheduler';
 import { publicEvalJob } from './public-eval-job';
 
-/** Lifecycle of a service (spec 05 §3): `stopped` is final. */
-export type EvalServiceState = 'created' | 'starting' | 'standby' | 'running' | 'stopped';
-
-/** What an {@link EvalService} is built on. */
-export interface EvalServiceDeps {
-  /** The store it owns (a `PostgresEvalStore`, or a wrapper delegating to one). */
-  readonly store: EvalStore;
-  /** The runners jobs name (`RunRegistry`); needed by the `'local'` worker and for `unknown_eval_agent`. */
-  readonly registry?: EvalRunnerRegistry;
-  /** @default systemClock */
-  readonly clock?: Clock;
-  /** Telemetry sink (`EventEmitter2` fits). @default none */
-  readonly events?: TelemetrySink;
-  /** The preparation worker script. @default the package's compiled worker */
-  readonly preparationWorkerFile?: string;
-  /** Where a stop on a fault is reported, one content-free line (Nest's `Logger` fits). @default none */
-  readonly logger?: EvalServiceLogger;
-}
-
-/** A sink for the service's one line about a stop on a fault. */
-export interface EvalServiceLogger {
-  error(message: string): void;
-}
-
-/** The service's self-description (spec 05 §9): from memory, content-free. */
-export interface EvalCapabilities {
-  readonly schema_version: 1;
-  readonly contract_version: 1;
-  readonly status: EvalServiceState;
-  readonly identity_source: EvalIdentitySource | null;
-  readonly max_concurrency: number;
-  readonly max_queue: number;
-  readonly max_queue_bytes: number;
-  readonly active_jobs: number;
-  readonly queued_jobs: number;
-  readonly queued_bytes: number;
-  readonly pending_submissions: number;
-  readonly recovered_jobs: number;
-  readonly worker: 'local' | 'custom';
-  readonly store: { readonly persistence: 'postgres'; readonly tables: 5 };
-}
-
-/** Options of {@link EvalService.compare}. */
-export interface EvalCompareOptions {
-  readonly evalSetId: string;
-  /** Name of the baseline of that set. */
-  readonly baseline: string;
-  /** How far a metric may drop below the baseline before it counts as a regression, 0..1. @default 0 */
-  readonly tolerance?: number;
-}
+export type { EvalCapabilities } from './eval-capabilities';
+export type { EvalCompareOptions } from './eval-compare';
+export type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
 
 /**
  * The evaluation service (spec 05): jobs that run an eval set through the Runner in the background,
@@ -118,27 +71,17 @@ export class EvalService {
     this.#clock = deps.clock ?? systemClock;
     this.#events = deps.events;
     this.#logger = deps.logger;
-    const worker = this.#options.worker;
-    let executor: EvalExecutor;
-    if (worker === 'local') {
-      if (this.#registry === undefined || typeof this.#registry.getRunner !== 'function') throw new EvalServiceError('invalid_eval_worker');
-      executor = new LocalEvalExecutor(this.#registry, { clock: this.#clock });
-    } else executor = worker.executor;
+    const { executor, config } = workerExecutor(this.#options.worker, this.#registry, this.#clock);
     this.#pool = new RequestPreparationPool(this.#options.preparation, { clock: this.#clock, ...(deps.preparationWorkerFile ? { filename: deps.preparationWorkerFile } : {}) });
-    const options_ = this.#options;
     this.#scheduler = new EvalTaskScheduler({
       store: this.#store,
       executor,
-      executorConfig: worker === 'local' ? undefined : (worker.config as JsonValue | undefined),
+      executorConfig: config,
       clock: this.#clock,
-      maxConcurrency: options_.maxConcurrency,
-      maxQueue: options_.maxQueue,
-      maxQueueBytes: options_.maxQueueBytes,
-      taskTimeoutMs: options_.taskTimeoutMs,
-      taskRetentionMs: options_.taskRetentionMs,
+      limits: this.#options,
       isRunning: () => this.#state === 'running',
       failStop: (reason) => this.#failStop(reason),
-      transitioned: (before, after) => this.#transitioned(before, after),
+      transitioned: (before, after) => emitJobTransition(this.#events, before, after, this.#scheduler),
     });
     this.#ownership = new EvalOwnershipSession(this.#store, this.#clock, {
       takeOver: () => this.#takeOver(),
@@ -199,7 +142,7 @@ export class EvalService {
       this.#pendingSubmissions += 1;
       try {
         const prepared = await this.#pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
-        this.#checkAgent(prepared.agent);
+        assertKnownAgent(this.#registry, prepared.agent);
         this.#assertServing();
         const reservation = this.#scheduler.reserve(prepared.request_bytes);
         let record: EvalJobRecord;
@@ -266,14 +209,7 @@ export class EvalService {
    * before and fail now; `regressed`).
    */
   compare(scope: EvalScope, jobId: string, options: EvalCompareOptions): Promise<EvalRegressionReport> {
-    return this.#call(async () => {
-      const checked = checkEvalScope(scope);
-      const { evalSetId, baseline, tolerance } = readCompareOptions(options);
-      const base = await this.#store.getBaseline(checked, evalSetId, baseline);
-      const candidate = await this.#store.getResult(checked, checkEvalJobId(jobId));
-      if (candidate.job.eval_set_id !== evalSetId) throw new EvalServiceError('not_found');
-      return compareResults({ job_id: base.job_id, result: base.result }, { job_id: jobId, result: completedResult(candidate) }, { tolerance });
-    });
+    return this.#call(() => compareWithBaseline(this.#store, checkEvalScope(scope), jobId, options));
   }
 
   /** Deletes old rows in one bounded transaction (spec 05 §6). */
@@ -283,23 +219,9 @@ export class EvalService {
 
   /** The capabilities record (spec 05 §9), from memory. */
   capabilities(): EvalCapabilities {
-    const o = this.#options;
-    return Object.freeze({
-      schema_version: 1,
-      contract_version: 1,
-      status: this.#state,
-      identity_source: this.#ownership.identitySource,
-      max_concurrency: o.maxConcurrency,
-      max_queue: o.maxQueue,
-      max_queue_bytes: o.maxQueueBytes,
-      active_jobs: this.#scheduler.activeJobs,
-      queued_jobs: this.#scheduler.queuedJobs,
-      queued_bytes: this.#scheduler.queuedBytes,
-      pending_submissions: this.#pendingSubmissions,
-      recovered_jobs: this.#recovered,
-      worker: o.worker === 'local' ? 'local' : 'custom',
-      store: Object.freeze({ persistence: 'postgres', tables: 5 }),
-    });
+    const { activeJobs, queuedJobs, queuedBytes } = this.#scheduler;
+    const counts = { activeJobs, queuedJobs, queuedBytes, pendingSubmissions: this.#pendingSubmissions, recoveredJobs: this.#recovered };
+    return evalCapabilities({ state: this.#state, identitySource: this.#ownership.identitySource, options: this.#options, ...counts });
   }
 
   /** Readiness: `running` with the ownership locks held and their connection answering within `timeoutMs`. */
@@ -356,15 +278,6 @@ export class EvalService {
     throw new EvalServiceError('eval_service_unavailable', { state: this.#state });
   }
 
-  #checkAgent(agent: string): void {
-    if (this.#registry === undefined) return;
-    try {
-      this.#registry.getRunner(agent);
-    } catch {
-      throw new EvalServiceError('unknown_eval_agent');
-    }
-  }
-
   /** Every public call: refused unless `running`, bounded by `callTimeoutMs` (`timeout`). */
   #call<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -374,41 +287,4 @@ export class EvalService {
     }
     return within(Promise.resolve().then(work), this.#options.callTimeoutMs, this.#clock, () => new EvalServiceError('timeout'));
   }
-
-  #transitioned(before: EvalJobRecord, after: EvalJobRecord): void {
-    if (this.#events === undefined) return;
-    emitSafely(this.#events, TelemetryEvents.evaluationJob, {
-      from: before.phase,
-      to: after.phase,
-      revision: after.revision,
-      reason: after.reason,
-      duration_ms: Math.max(0, after.updated_at_ms - before.updated_at_ms),
-      active_jobs: this.#scheduler.activeJobs,
-      queued_jobs: this.#scheduler.queuedJobs,
-    });
-  }
-}
-
-function completedResult(read: { readonly job: EvalJobRecord; readonly result: EvalResult | null }): EvalResult {
-  const { job, result } = read;
-  if (job.phase === 'completed' && result !== null) return result;
-  if (job.phase === 'queued' || job.phase === 'running') throw new EvalServiceError('result_not_ready');
-  throw new EvalServiceError('evaluation_job_terminal', { phase: job.phase, reason: job.reason });
-}
-
-const COMPARE_RULES = {
-  evalSetId: (value: unknown) => typeof value === 'string' && value.length > 0,
-  baseline: (value: unknown) => typeof value === 'string' && value.length > 0,
-  tolerance: (value: unknown) => typeof value === 'number' && value >= 0 && value <= 1,
-};
-
-/** The options of `compare`; the store decides whether the set and the baseline exist (`not_found`). */
-function readCompareOptions(options: unknown): { evalSetId: string; baseline: string; tolerance: number } {
-  const values = readStrictOptions(options, COMPARE_RULES, 'options', {
-    unknownKeys: (keys) => new EvalServiceError('invalid_eval_compare_options', { keys }),
-    invalid: (option) => new EvalServiceError('invalid_eval_compare_options', { option }),
-  });
-  if (values.evalSetId === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'evalSetId' });
-  if (values.baseline === undefined) throw new EvalServiceError('invalid_eval_compare_options', { option: 'baseline' });
-  return { evalSetId: values.evalSetId as string, baseline: values.baseline as string, tolerance: (values.tolerance as number | undefined) ?? 0 };
 }

@@ -1,21 +1,16 @@
-import { frozenJsonCopy } from '../../json/json-copy';
 import type { JsonValue } from '../../json/json.types';
 import type { Clock } from '../../shared/time/clock';
-import { retry } from '../../shared/time/retry';
 import { sleep } from '../../shared/time/timeout';
 import { EvalServiceError } from '../eval.errors';
 import type { EvalExecution, EvalExecutor, EvalJobRecord, EvalPhase, EvalScope, EvalStore, EvalTransitionFields, PublicEvalJob } from '../eval.types';
 import { EvalJobQueue } from './eval-job-queue';
 import { storedOutcome, type TaskSettlement } from './eval-task-outcome';
+import { writeTerminal } from './eval-terminal-write';
+import type { ResolvedEvalServiceOptions } from './eval-service-options';
 import { publicEvalJob } from './public-eval-job';
 
 /** How long an aborted task has to settle before the phase the service decided is stored (spec 05 §5.1). */
 export const ABORT_SETTLE_MS = 5000;
-/** A completed result the store refuses for its size fails the job with the store's code. */
-const SIZE_CODES = new Set(['eval_record_too_large', 'eval_scope_bytes_exceeded', 'eval_store_bytes_exceeded']);
-/** A terminal write that meets a database outage is tried this often before the service stops. */
-const TERMINAL_WRITE_ATTEMPTS = 3;
-const TERMINAL_WRITE_RETRY_MS = 250;
 
 /** A job holding an active slot, from its `queued → running` transition to its terminal write. */
 interface ActiveTask {
@@ -38,11 +33,7 @@ export interface EvalSchedulerHost {
   readonly executor: EvalExecutor;
   readonly executorConfig: JsonValue | undefined;
   readonly clock: Clock;
-  readonly maxConcurrency: number;
-  readonly maxQueue: number;
-  readonly maxQueueBytes: number;
-  readonly taskTimeoutMs: number;
-  readonly taskRetentionMs: number;
+  readonly limits: Pick<ResolvedEvalServiceOptions, 'maxConcurrency' | 'maxQueue' | 'maxQueueBytes' | 'taskTimeoutMs' | 'taskRetentionMs'>;
   /** False once the service left `running`: nothing more is started or written. */
   isRunning(): boolean;
   /** Stops the service for good with `reason` (spec 05 §6.1). */
@@ -82,7 +73,7 @@ export class EvalTaskScheduler {
 
   /** Reserves an active slot, else a queue place, else `evaluation_queue_full`; nothing is written. */
   reserve(bytes: number): Reservation {
-    const { maxConcurrency, maxQueue, maxQueueBytes } = this.host;
+    const { maxConcurrency, maxQueue, maxQueueBytes } = this.host.limits;
     if (this.#active < maxConcurrency) {
       this.#active += 1;
       return 'slot';
@@ -190,7 +181,7 @@ export class EvalTaskScheduler {
       (value): TaskSettlement => ({ kind: 'resolved', value }),
       (): TaskSettlement => ({ kind: 'rejected' }),
     );
-    task.deadline = this.host.clock.setTimer(() => this.#abort(task, 'timed_out', 'deadline_exceeded'), this.host.taskTimeoutMs);
+    task.deadline = this.host.clock.setTimer(() => this.#abort(task, 'timed_out', 'deadline_exceeded'), this.host.limits.taskTimeoutMs);
     void task.settled.then((settlement) => this.#onSettled(task, settlement));
     return publicEvalJob(running);
   }
@@ -238,7 +229,7 @@ export class EvalTaskScheduler {
     if (!this.host.isRunning()) return;
     let stored: EvalJobRecord;
     try {
-      stored = await this.#writeTerminal(task, phase, fields);
+      stored = await writeTerminal({ store: this.host.store, clock: this.host.clock, scope: task.scope, jobId: task.jobId }, phase, fields);
     } catch {
       this.host.failStop('evaluation_result_persistence_failed');
       return;
@@ -247,35 +238,13 @@ export class EvalTaskScheduler {
     this.#endTask(task);
   }
 
-  async #writeTerminal(task: ActiveTask, phase: EvalPhase, fields: EvalTransitionFields): Promise<EvalJobRecord> {
-    const write = (to: EvalPhase, with_: EvalTransitionFields) =>
-      retry(() => this.host.store.transition(task.scope, task.jobId, ['running'], to, with_), {
-        attempts: TERMINAL_WRITE_ATTEMPTS,
-        delayMs: TERMINAL_WRITE_RETRY_MS,
-        retryable: (error) => EvalServiceError.isEvalServiceError(error) && error.code === 'eval_store_unavailable',
-      }, this.host.clock);
-    if (phase !== 'completed') return write(phase, fields);
-    let result: EvalTransitionFields['result'];
-    try {
-      result = frozenJsonCopy(fields.result) as EvalTransitionFields['result'];
-    } catch {
-      return write('failed', { reason: 'invalid_task_outcome' });
-    }
-    try {
-      return await write('completed', { result });
-    } catch (error) {
-      if (EvalServiceError.isEvalServiceError(error) && SIZE_CODES.has(error.code)) return write('failed', { reason: error.code });
-      throw error;
-    }
-  }
-
   /** The task's slot frees; its entry stays `taskRetentionMs` to absorb late reports. */
   #endTask(task: ActiveTask): void {
     task.finalising = true;
     if (task.deadline !== undefined) this.host.clock.clearTimer(task.deadline);
     this.host.clock.setTimer(() => {
       if (this.#tasks.get(task.jobId) === task) this.#tasks.delete(task.jobId);
-    }, this.host.taskRetentionMs);
+    }, this.host.limits.taskRetentionMs);
     this.#freeSlot();
   }
 
@@ -291,7 +260,7 @@ export class EvalTaskScheduler {
 
   /** Starts queued jobs, oldest first, while slots are free. */
   #pump(): void {
-    while (this.host.isRunning() && this.#active < this.host.maxConcurrency && this.#queue.size > 0) {
+    while (this.host.isRunning() && this.#active < this.host.limits.maxConcurrency && this.#queue.size > 0) {
       const next = this.#queue.shift();
       if (next === undefined) return;
       this.#active += 1;

@@ -1,10 +1,10 @@
 import { canonicalJson } from '../../json/canonical-json';
 import { hasEscapedNul } from '../../json/escaped-nul';
 import { measure } from '../../json/measure';
-import type { OptionRules } from '../../shared/options/option-reader';
+import { readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn, isBoolean } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
+import { evalOptionFailure } from '../eval-option-failure';
 import { TERMINAL_EVAL_PHASES, type EvalPhase, type EvalPruneOptions } from '../eval.types';
 import { EVAL_JOB_ID } from '../eval-scope';
 import { isKeyText } from './eval-cursor';
@@ -29,9 +29,9 @@ const LEGAL_SOURCES: Readonly<Record<EvalPhase, readonly EvalPhase[]>> = Object.
 });
 const NEEDS_REASON: readonly EvalPhase[] = ['failed', 'timed_out', 'cancelled'];
 
-/** `invalid_eval_store_arguments` naming the argument. */
+/** `invalid_eval_store_arguments` naming the argument (`{field}`). */
 export function invalidArgument(argument: string): EvalServiceError {
-  return new EvalServiceError('invalid_eval_store_arguments', { argument });
+  return new EvalServiceError('invalid_eval_store_arguments', { field: argument });
 }
 
 /** A job id that cannot be one the store minted is `not_found`, like an absent one. */
@@ -72,10 +72,9 @@ const isPhase = (value: unknown): value is EvalPhase => typeof value === 'string
 export function transitionArguments(expected: unknown, to: unknown, fields: unknown, maxRecordBytes: number): TransitionArguments {
   if (!Array.isArray(expected) || expected.length === 0 || expected.length > PHASES.length || !expected.every(isPhase)) throw invalidArgument('expected');
   if (!isPhase(to)) throw invalidArgument('to');
-  const given = readStrictOptions(fields, { reason: () => true, result: () => true }, 'fields', {
-    unknownKeys: () => invalidArgument('fields'),
-    invalid: (option) => invalidArgument(option),
-  });
+  const read = readOptions(fields, { reason: () => true, result: () => true }, { name: 'fields', unknownKeys: 'refuse' });
+  if (!read.ok) throw invalidArgument(read.unknown.length > 0 ? 'fields' : read.fields[0]);
+  const given = read.values;
   const needsReason = NEEDS_REASON.includes(to);
   const reason = given.reason;
   if (needsReason !== (reason !== undefined)) throw invalidArgument('reason');
@@ -112,15 +111,13 @@ export interface PageArguments {
 
 /**
  * `{limit?, cursor?}` with the limit in 1..`maxPageLimit` (default `defaultPageLimit`); a bad limit is
- * `invalid_eval_store_arguments` (`argument: 'limit'`), an unknown key or a value that is no plain
- * object `argument: 'options'`. The cursor is decoded by the listing (`invalid_eval_cursor`).
+ * `invalid_eval_store_arguments` (`{field: 'limit'}`), an unknown key or a value that is no plain
+ * object `{field: 'options'}`. The cursor is decoded by the listing (`invalid_eval_cursor`).
  */
 export function pageArguments(options: unknown, settings: ResolvedEvalStoreOptions): PageArguments {
-  const read = readStrictOptions(options, { limit: integerIn(1, settings.maxPageLimit), cursor: () => true }, 'options', {
-    unknownKeys: () => invalidArgument('options'),
-    invalid: (option) => invalidArgument(option),
-  });
-  return { limit: (read.limit as number | undefined) ?? settings.defaultPageLimit, cursor: read.cursor };
+  const read = readOptions(options, { limit: integerIn(1, settings.maxPageLimit), cursor: () => true }, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw invalidArgument(read.unknown.length > 0 ? 'options' : read.fields[0]);
+  return { limit: (read.values.limit as number | undefined) ?? settings.defaultPageLimit, cursor: read.values.cursor };
 }
 
 /** Checked prune options (spec 05 §6). */
@@ -133,8 +130,8 @@ export interface PruneArguments {
 
 /**
  * `{before, limit?, cursor?, includeBaselines?}`: `before` a safe integer ≥ 0 (epoch ms), the limit in
- * 1..`maxPruneLimit`; anything else is `invalid_prune_options` (`details.keys` for unknown keys,
- * `details.option` for a bad value). A malformed cursor is `invalid_eval_cursor`, found later.
+ * 1..`maxPruneLimit`; anything else is `invalid_prune_options` naming every unknown key (`{field}` or
+ * `{fields}`), else the first bad option (`{field}`). A malformed cursor is `invalid_eval_cursor`, found later.
  */
 export function pruneArguments(options: unknown, settings: ResolvedEvalStoreOptions): PruneArguments {
   const rules: OptionRules<keyof EvalPruneOptions> = {
@@ -143,15 +140,14 @@ export function pruneArguments(options: unknown, settings: ResolvedEvalStoreOpti
     cursor: () => true,
     includeBaselines: isBoolean,
   };
-  const read = readStrictOptions(options, rules, 'options', {
-    unknownKeys: (keys) => new EvalServiceError('invalid_prune_options', { keys }),
-    invalid: (option) => new EvalServiceError('invalid_prune_options', { option }),
-  });
-  if (read.before === undefined) throw new EvalServiceError('invalid_prune_options', { option: 'before' });
+  const read = readOptions(options, rules, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw evalOptionFailure(read, 'invalid_prune_options');
+  const given = read.values;
+  if (given.before === undefined) throw new EvalServiceError('invalid_prune_options', { field: 'before' });
   return {
-    before: read.before as number,
-    limit: (read.limit as number | undefined) ?? settings.defaultPruneLimit,
-    cursor: read.cursor,
-    includeBaselines: (read.includeBaselines as boolean | undefined) ?? false,
+    before: given.before as number,
+    limit: (given.limit as number | undefined) ?? settings.defaultPruneLimit,
+    cursor: given.cursor,
+    includeBaselines: (given.includeBaselines as boolean | undefined) ?? false,
   };
 }

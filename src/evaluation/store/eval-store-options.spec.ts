@@ -72,32 +72,32 @@ describe('store options (spec 05 §2.1)', () => {
     ['statementTimeoutMs', 0],
     ['requireSynchronousStandby', 'yes'],
   ])('a bad %s (%p) is invalid_eval_store_options naming it', (option, value) => {
-    expect(failure({ [option]: value })).toEqual({ code: 'invalid_eval_store_options', details: { option } });
+    expect(failure({ [option]: value })).toEqual({ code: 'invalid_eval_store_options', details: { field: option } });
   });
 
   it('names the first bad option in sorted order', () => {
-    expect(failure({ tablePrefix: 'X', maxJobs: 0, connectRetries: -1 })).toEqual({ code: 'invalid_eval_store_options', details: { option: 'connectRetries' } });
+    expect(failure({ tablePrefix: 'X', maxJobs: 0, connectRetries: -1 })).toEqual({ code: 'invalid_eval_store_options', details: { field: 'connectRetries' } });
   });
 
   it('a default limit above its maximum names the default', () => {
-    expect(failure({ defaultPageLimit: 11, maxPageLimit: 10 })).toEqual({ code: 'invalid_eval_store_options', details: { option: 'defaultPageLimit' } });
-    expect(failure({ defaultPruneLimit: 11, maxPruneLimit: 10 })).toEqual({ code: 'invalid_eval_store_options', details: { option: 'defaultPruneLimit' } });
+    expect(failure({ defaultPageLimit: 11, maxPageLimit: 10 })).toEqual({ code: 'invalid_eval_store_options', details: { field: 'defaultPageLimit' } });
+    expect(failure({ defaultPruneLimit: 11, maxPruneLimit: 10 })).toEqual({ code: 'invalid_eval_store_options', details: { field: 'defaultPruneLimit' } });
   });
 
   it('refuses unknown keys with their sorted identifier names, before any bad value', () => {
     expect(failure({ store: {}, maxJob: 1, maxJobs: 0, [Symbol('s')]: 1, 'not an identifier': 1 })).toEqual({
       code: 'unknown_eval_store_options',
-      details: { keys: ['maxJob', 'store', 'unknown'] },
+      details: { fields: ['maxJob', 'store', 'unknown'] },
     });
   });
 
   it('refuses what is not a plain object, and never runs a getter', () => {
     for (const options of [null, 'x', [], new (class Options {})(), new Proxy({}, {})]) {
-      expect(failure(options)).toEqual({ code: 'invalid_eval_store_options', details: { option: 'options' } });
+      expect(failure(options)).toEqual({ code: 'invalid_eval_store_options', details: { field: 'options' } });
     }
     let ran = false;
     const options = Object.defineProperty({}, 'maxJobs', { enumerable: true, get: () => ((ran = true), 5) });
-    expect(failure(options)).toEqual({ code: 'invalid_eval_store_options', details: { option: 'maxJobs' } });
+    expect(failure(options)).toEqual({ code: 'invalid_eval_store_options', details: { field: 'maxJobs' } });
     expect(ran).toBe(false);
   });
 

@@ -1,14 +1,14 @@
 import { isPostgresIdentifier } from '../../database/schema/table-spec';
-import type { OptionRules } from '../../shared/options/option-reader';
+import { readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn, isBoolean } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
 import { EvalServiceError } from '../eval.errors';
+import { evalOptionFailure } from '../eval-option-failure';
 import { DEFAULT_EVAL_TABLE_PREFIX, isEvalTablePrefix } from './eval-store.schema';
 
 /**
  * Options of a {@link PostgresEvalStore} (spec 05 §2.1). Unknown keys are refused
- * (`unknown_eval_store_options`, `details.keys`); a bad value is `invalid_eval_store_options`
- * (`details.option`, the first bad option in sorted order). `schema` and `tablePrefix` make up the
+ * (`unknown_eval_store_options` naming every one, `{field}` or `{fields}`); a bad value is
+ * `invalid_eval_store_options` (`{field}`, the first bad option in sorted order). `schema` and `tablePrefix` make up the
  * store's identity with the database; every other option is operational.
  */
 export interface PostgresEvalStoreOptions {
@@ -98,16 +98,15 @@ const EVAL_STORE_OPTION_RULES: OptionRules<keyof PostgresEvalStoreOptions> = {
  * `maxPruneLimit`) is `invalid_eval_store_options` naming the default.
  */
 export function resolveEvalStoreOptions(options: unknown): ResolvedEvalStoreOptions {
-  const o = readStrictOptions(options, EVAL_STORE_OPTION_RULES, 'options', {
-    unknownKeys: (keys) => new EvalServiceError('unknown_eval_store_options', { keys }),
-    invalid: (option) => new EvalServiceError('invalid_eval_store_options', { option }),
-  }) as PostgresEvalStoreOptions;
+  const read = readOptions(options, EVAL_STORE_OPTION_RULES, { name: 'options', unknownKeys: 'refuse' });
+  if (!read.ok) throw evalOptionFailure(read, 'unknown_eval_store_options', 'invalid_eval_store_options');
+  const o = read.values as PostgresEvalStoreOptions;
   const maxPageLimit = o.maxPageLimit ?? 1000;
   const maxPruneLimit = o.maxPruneLimit ?? 10_000;
   const defaultPageLimit = o.defaultPageLimit ?? Math.min(100, maxPageLimit);
   const defaultPruneLimit = o.defaultPruneLimit ?? Math.min(100, maxPruneLimit);
-  if (defaultPageLimit > maxPageLimit) throw new EvalServiceError('invalid_eval_store_options', { option: 'defaultPageLimit' });
-  if (defaultPruneLimit > maxPruneLimit) throw new EvalServiceError('invalid_eval_store_options', { option: 'defaultPruneLimit' });
+  if (defaultPageLimit > maxPageLimit) throw new EvalServiceError('invalid_eval_store_options', { field: 'defaultPageLimit' });
+  if (defaultPruneLimit > maxPruneLimit) throw new EvalServiceError('invalid_eval_store_options', { field: 'defaultPruneLimit' });
   return Object.freeze({
     schema: o.schema ?? null,
     tablePrefix: o.tablePrefix ?? DEFAULT_EVAL_TABLE_PREFIX,

@@ -1,7 +1,13 @@
-import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared/options/option-rules';
 import { ConsoleError } from './console.errors';
+
+/** A guard class, as `@UseGuards()` takes it (Nest's `Type<CanActivate>`). */
+export type ConsoleGuard = new (...args: never[]) => { canActivate(context: never): boolean | Promise<boolean> | Observable<boolean> };
+
+/** Modules, as a module's `imports` takes them (Nest's `ModuleMetadata['imports']`: classes, dynamic modules, their promises, forward references). */
+export type ConsoleImports = readonly object[];
 
 /** Options of `ConsoleModule.forRoot`. */
 export interface ConsoleModuleOptions {
@@ -16,14 +22,14 @@ export interface ConsoleModuleOptions {
    * dependencies must be visible to the console module: global providers, or modules in `imports`.
    * Required unless `allowUnauthenticated` is `true`. @default none
    */
-  readonly guard?: Type<CanActivate>;
+  readonly guard?: ConsoleGuard;
   /**
    * Serve the console without any guard. Only an explicit `true` counts; without it and without a
    * `guard`, `forRoot` throws `ConsoleError('console_guard_required')`. @default false
    */
   readonly allowUnauthenticated?: boolean;
   /** Modules the guard's dependencies come from. @default [] */
-  readonly imports?: ModuleMetadata['imports'];
+  readonly imports?: ConsoleImports;
   /** How often the snapshot stream looks for changes, in ms (100..60000). @default 1000 */
   readonly refreshMs?: number;
   /** Runs listed in a snapshot, newest first (1..1024). @default 50 */
@@ -37,8 +43,8 @@ export interface ConsoleModuleOptions {
 /** The options with their defaults applied. */
 export interface ResolvedConsoleOptions {
   readonly path: string;
-  readonly guard: Type<CanActivate> | undefined;
-  readonly imports: NonNullable<ModuleMetadata['imports']>;
+  readonly guard: ConsoleGuard | undefined;
+  readonly imports: ConsoleImports;
   readonly refreshMs: number;
   readonly maxRuns: number;
   readonly maxDenials: number;
@@ -74,8 +80,8 @@ export function resolveConsoleOptions(options: ConsoleModuleOptions): ResolvedCo
   if (values.guard === undefined && values.allowUnauthenticated !== true) throw new ConsoleError('console_guard_required');
   return Object.freeze({
     path: values.path as string,
-    guard: values.guard as Type<CanActivate> | undefined,
-    imports: (values.imports as NonNullable<ModuleMetadata['imports']> | undefined) ?? [],
+    guard: values.guard as ConsoleGuard | undefined,
+    imports: (values.imports as ConsoleImports | undefined) ?? [],
     refreshMs: (values.refreshMs as number | undefined) ?? 1000,
     maxRuns: (values.maxRuns as number | undefined) ?? 50,
     maxDenials: (values.maxDenials as number | undefined) ?? 20,

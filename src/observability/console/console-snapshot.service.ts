@@ -5,12 +5,11 @@ import type { AdmissionService } from '../../admission/admission-service';
 import { ADMISSION_SERVICE } from '../../admission/admission.constants';
 import type { AdmissionStatus } from '../../admission/admission.types';
 import { AuditSink } from '../../policy/audit-log/audit-sink';
-import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log';
+import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log.service';
 import { PostgresAuditLog } from '../../policy/audit-log/postgres-audit-log';
 import { RunRegistry } from '../../runner/runs/run-registry';
 import type { RunStatusRecord } from '../../runner/runs/run-registry.types';
-import type { RunStore } from '../../runner/runs/stores/run-store';
-import { RUN_STORE } from '../../runner/runs/runs.module';
+import { RunStore } from '../../runner/runs/stores/run-store';
 import { recentDenials } from './audit-denials';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options';
 import type { ConsoleAdmission, ConsoleDenials, ConsoleRun, ConsoleSnapshot } from './console-snapshot.types';
@@ -33,7 +32,7 @@ export class ConsoleSnapshotService {
     private readonly moduleRef: ModuleRef,
     @Optional() @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService | null,
     @Optional() @Inject(RunRegistry) private readonly registry: RunRegistry | null,
-    @Optional() @Inject(RUN_STORE) store: RunStore | null,
+    @Optional() @Inject(RunStore) store: RunStore | null,
     @Optional() @Inject(AuditSink) private readonly auditSink: AuditSink | null,
   ) {
     this.confirmations = new PendingConfirmations(store ?? null);

@@ -1,6 +1,5 @@
-import type { MessageEvent } from '@nestjs/common';
 import { systemClock } from '../../shared/time/clock';
-import { snapshotEvents } from './console-stream';
+import { snapshotEvents, type SnapshotMessage } from './console-stream';
 import type { ConsoleSnapshot } from './console-snapshot.types';
 
 const snapshotWith = (runs: number): ConsoleSnapshot =>
@@ -22,7 +21,7 @@ describe('snapshotEvents (the console stream)', () => {
       looks += 1;
       return snapshotWith(runs);
     };
-    const messages: MessageEvent[] = [];
+    const messages: SnapshotMessage[] = [];
     const subscription = snapshotEvents(source, { clock: systemClock, refreshMs: 5, heartbeatMs: 60 }).subscribe((message) => messages.push(message));
 
     await until(() => messages.length === 1);

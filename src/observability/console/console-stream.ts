@@ -1,9 +1,15 @@
-import type { MessageEvent } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import type { Clock } from '../../shared/time/clock';
 import { sleep } from '../../shared/time/timeout';
 import { SSE_HEARTBEAT_MS } from '../../runner/runs/run-events-sse';
 import type { ConsoleSnapshot } from './console-snapshot.types';
+
+/** One message of the stream, in the shape Nest's `@Sse()` writes (its `MessageEvent`). */
+export interface SnapshotMessage {
+  readonly id?: string;
+  readonly type: 'snapshot' | 'heartbeat';
+  readonly data: string;
+}
 
 /** Settings of {@link snapshotEvents}. */
 export interface SnapshotStreamSettings {
@@ -20,9 +26,9 @@ export interface SnapshotStreamSettings {
  * sent, looked at every `refreshMs`. After `heartbeatMs` without a message an `event: heartbeat`
  * goes out, so proxies keep the stream open. Unsubscribing (the client left) stops the loop.
  */
-export function snapshotEvents(snapshot: () => Promise<ConsoleSnapshot>, settings: SnapshotStreamSettings): Observable<MessageEvent> {
+export function snapshotEvents(snapshot: () => Promise<ConsoleSnapshot>, settings: SnapshotStreamSettings): Observable<SnapshotMessage> {
   const heartbeatMs = settings.heartbeatMs ?? SSE_HEARTBEAT_MS;
-  return new Observable<MessageEvent>((subscriber) => {
+  return new Observable<SnapshotMessage>((subscriber) => {
     const gone = new AbortController();
     const loop = async () => {
       let sent = '';

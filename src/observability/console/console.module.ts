@@ -1,4 +1,4 @@
-import { Controller, type DynamicModule, Inject, Logger, Module, type OnModuleInit, UseGuards } from '@nestjs/common';
+import { Controller, type DynamicModule, Inject, Logger, Module, type ModuleMetadata, type OnModuleInit, UseGuards } from '@nestjs/common';
 import { ConsoleController } from './console.controller';
 import { CONSOLE_OPTIONS, resolveConsoleOptions, type ConsoleModuleOptions, type ResolvedConsoleOptions } from './console-options';
 import { ConsoleSnapshotService } from './console-snapshot.service';
@@ -31,7 +31,7 @@ export class ConsoleModule implements OnModuleInit {
     if (resolved.guard) UseGuards(resolved.guard)(MountedConsoleController);
     return {
       module: ConsoleModule,
-      imports: [...resolved.imports],
+      imports: [...resolved.imports] as ModuleMetadata['imports'],
       controllers: [MountedConsoleController],
       providers: [{ provide: CONSOLE_OPTIONS, useValue: resolved }, ConsoleSnapshotService],
     };

@@ -1,1 +1,2 @@
-export type { RunnerTracerProvider, RunnerTracing, RunnerTracingOptions } from './runner-tracing.types';
+export { openTelemetryTracing } from './open-telemetry-tracing';
+export type { OpenTelemetryTracingOptions, RunnerTracerProvider } from './open-telemetry-tracing.types';

@@ -2,11 +2,11 @@ import type { Attributes, Context, Span, SpanKind, Tracer } from '@opentelemetry
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { JsonValue } from '../../runner/content.types';
 import { RunnerError } from '../../runner/runner.errors';
-import type { ToolCallOutcome } from '../../runner/loop/tool-call-step';
+import type { ToolCallOutcome } from '../../runner/tools/tool-call-step';
+import { NO_RUN_SPANS, type RunAdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from '../../runner/tracing/run-tracer';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { GenAiAttributes as G, GenAiOperations, RuntimeAttributes as R } from './gen-ai-attributes';
 import type { OtelApi } from './otel-api-loader';
-import { NO_RUN_SPANS, type AdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from './run-spans';
 
 /** Model-visible error kinds (spec 03 §6.11); any other kind is reported as OpenTelemetry's `_OTHER`. */
 const TOOL_ERROR_KINDS: ReadonlySet<string> = new Set([
@@ -81,7 +81,7 @@ class OtelRunSpans implements RunSpans {
     this.#context = api.trace.setSpan(parent, this.#span);
   }
 
-  admission(outcome: AdmissionOutcome, waitMs: number, reason?: string): void {
+  admission(outcome: RunAdmissionOutcome, waitMs: number, reason?: string): void {
     quietly(() => {
       const attributes: Attributes = { [R.admissionOutcome]: outcome, [R.admissionWaitMs]: waitMs };
       if (reason !== undefined) attributes[R.admissionReason] = reason;

@@ -1,7 +1,7 @@
 import { RuntimePolicyError } from '../runtime-policy.errors';
 import type { AuditChainReport } from './audit-chain-verification';
 import type { AuditSink } from './audit-sink';
-import { DeferredPostgresAuditLog } from './deferred-postgres-audit-log';
+import { DeferredPostgresAuditLog } from './deferred-postgres-audit-log.service';
 import { PostgresAuditLog } from './postgres-audit-log';
 
 /**

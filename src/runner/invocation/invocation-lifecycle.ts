@@ -4,7 +4,7 @@ import type { TerminalPhase } from '../../ledger/invocation-record';
 import { handled } from '../../shared/async/handled-promise';
 import type { ReadonlyContext } from '../agent.types';
 import { linksOf, runObservers } from '../loop/hook-chain';
-import { traceRunner } from '../runner-trace';
+import { traceRunner } from '../tracing/runner-trace';
 import { cancelReasonOf, HANDOVER_REASON, type InvocationScope } from './invocation-scope';
 import { RunnerError } from '../runner.errors';
 import type { RunResult, RunStream } from '../runner.types';

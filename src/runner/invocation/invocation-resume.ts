@@ -11,7 +11,7 @@ import type { ToolCall } from '../models/model.types';
 import { runAgentLoop } from '../loop/agent-loop';
 import { RunnerError } from '../runner.errors';
 import type { SessionEvent } from '../session.types';
-import type { ToolTurn } from '../loop/tool-turn';
+import type { ToolTurn } from '../tools/tool-turn';
 
 /** A validated resume: a confirmation decision for one call, or a durable recovery. */
 export interface ResumePlan {

@@ -1,7 +1,7 @@
 import { randomId } from '../../shared/ids/random-id';
 import { isValidId } from '../../shared/ids/id-rule';
 import type { ReadonlyContext, ToolContext, ConfirmationDecision } from '../agent.types';
-import { toolArtifacts, toolMemory } from '../loop/tool-services';
+import { toolArtifacts, toolMemory } from '../tools/tool-services';
 import type { JsonObject } from '../content.types';
 import { EventChannel } from '../loop/event-channel';
 import type { ResolvedRunnerOptions } from '../runner-options';
@@ -11,7 +11,7 @@ import type { SessionEvent, SessionRef } from '../session.types';
 import type { Toolset } from '../agent.types';
 import { visibleState } from '../durable/continuations';
 import type { DurableRecord } from '../durable/durable-record';
-import type { RunSpans } from '../../observability/tracing/run-spans';
+import type { RunSpans } from '../tracing/run-tracer';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =

@@ -9,9 +9,9 @@ import { AGENT_CALLBACK, runChain } from './hook-chain';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { HistoryEntry, ModelRequest, ModelResponse, ToolCall } from '../models/model.types';
 import { RunnerError } from '../runner.errors';
-import { traceRunner } from '../runner-trace';
-import { declarationsOf } from './tool-resolution';
-import { answerToolTurn, type ToolTurn } from './tool-turn';
+import { traceRunner } from '../tracing/runner-trace';
+import { declarationsOf } from '../tools/tool-resolution';
+import { answerToolTurn, type ToolTurn } from '../tools/tool-turn';
 import { isTokenId } from '../../shared/ids/id-rule';
 
 /** How an agent's loop ended: a final text, or paused on calls awaiting confirmation. */

@@ -4,7 +4,7 @@ import type { Agent, Tool, Toolset } from '../agent.types';
 import type { JsonObject } from '../content.types';
 import type { ToolDeclaration } from '../models/model.types';
 import { RunnerError } from '../runner.errors';
-import { compileArgumentSchema, type ArgumentValidator } from './tool-arguments';
+import { compileArgumentSchema, type ArgumentValidator } from '../tools/tool-arguments';
 
 /** Names of tools and of sub-agents called as tools. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

@@ -1,7 +1,7 @@
 import { screenCheck, type ScreenedCheck } from '../../policy/runtime-policy';
 import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
 import type { InvocationScope } from '../invocation/invocation-scope';
-import { traceRunner } from '../runner-trace';
+import { traceRunner } from '../tracing/runner-trace';
 
 const OPERATIONS: Readonly<Record<ScreenedCheck, PolicyOperation>> = Object.freeze({ agent: 'agent_invocation', tool: 'tool_call', content: 'content' });
 

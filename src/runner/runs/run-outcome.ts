@@ -1,5 +1,5 @@
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
-import type { NewRunStreamItem, RunPatch } from './stores/run-store';
+import type { NewRunStreamItem, RunPatch, StoredRun } from './stores/run-store';
 import type { RunError } from './run-registry.types';
 import { RunnerError } from '../runner.errors';
 
@@ -37,4 +37,20 @@ export function errorEnding(error: unknown): RunEnding {
   }
   const status = runError.code === 'timeout' ? 'timed_out' : 'failed';
   return { terminal: Object.freeze({ type: 'terminal', status, error: runError }), patch: { status, pending_call_ids: [], error: runError } };
+}
+
+/** The terminal item and status of a run whose owner instance died and that cannot be resumed (spec 08 §4). */
+export function ownerLostEnding(): RunEnding {
+  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze({}) });
+  return { terminal: Object.freeze({ type: 'terminal', status: 'failed', error }), patch: { status: 'failed', pending_call_ids: [], error } };
+}
+
+/** `run_not_active {status}` for a run that is not in the status an operation needs; `run_not_found` without one. */
+export function notActive(run: StoredRun | undefined): RunnerError {
+  return run ? new RunnerError('run_not_active', { status: run.status }) : new RunnerError('run_not_found');
+}
+
+/** What start and confirm answer once the registry's shutdown began. */
+export function draining(): RunnerError {
+  return new RunnerError('admission_failed', { reason: 'deployment_draining' });
 }

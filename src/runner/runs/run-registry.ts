@@ -1,5 +1,3 @@
-import { CoalescedTask } from '../../shared/async/coalesced-task';
-import { HANDOVER_REASON } from '../invocation/invocation-scope';
 import type { Clock } from '../../shared/time/clock';
 import { handled } from '../../shared/async/handled-promise';
 import { isValidId } from '../../shared/ids/id-rule';
@@ -7,9 +5,10 @@ import { readOptions } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
 import { randomId } from '../../shared/ids/random-id';
 import { newSessionId } from '../session-id';
-import { sleep, within } from '../../shared/time/timeout';
-import { driveInvocation, resumeTakenOver, type ActiveRun, type Invoke } from './run-driver';
-import { cancelledEnding, type RunEnding } from './run-outcome';
+import { sleep } from '../../shared/time/timeout';
+import { resumeTakenOver } from './run-driver';
+import { RunExecutions } from './run-executions';
+import { cancelledEnding, draining, notActive, ownerLostEnding } from './run-outcome';
 import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
 import type {
   ConfirmationInput,
@@ -21,7 +20,7 @@ import type {
   SubscribeOptions,
 } from './run-registry.types';
 import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
-import { isFinishedStatus, type RunStore, type StoredRun } from './stores/run-store';
+import { isFinishedStatus, statusRecord, type RunStore, type StoredRun } from './stores/run-store';
 import { RunSubscription } from './run-subscription';
 import { RunLifecycleTrace } from './run-lifecycle-trace';
 import { TraceProducer } from '../../trace/trace-producer';
@@ -51,7 +50,7 @@ export class RunRegistry {
   private readonly clock: Clock;
   private readonly writer: RunWriter;
   private readonly lifecycle: RunLifecycleTrace;
-  private readonly active = new Map<string, ActiveRun>();
+  private readonly executions: RunExecutions;
   /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Ids of the runs this registry started or adopted, oldest first, for `list` (at most `maxRuns`). */
@@ -68,6 +67,7 @@ export class RunRegistry {
     this.clock = this.settings.clock;
     this.lifecycle = new RunLifecycleTrace(new TraceProducer(this.settings.traceStore), this.clock);
     this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
+    this.executions = new RunExecutions(this.store, this.writer, this.clock);
     this.stopAdopting = this.store.adoptOrphans?.((run) => this.adopt(run));
   }
 
@@ -106,7 +106,7 @@ export class RunRegistry {
     }
     this.remember(runId);
     this.lifecycle.started(run);
-    this.launch(runId, false, (signal, onAdmitted) =>
+    this.executions.launch(runId, false, (signal, onAdmitted) =>
       runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted }),
     );
     return Object.freeze({ run_id: runId, session_id: sessionId });
@@ -171,7 +171,7 @@ export class RunRegistry {
       }
       const ended = await this.writer.end(runId, cancelledEnding(why), run.status === 'paused' ? PAUSED : EXECUTING);
       if (!ended.written) throw notActive(ended.run);
-      this.active.get(runId)?.controller.abort(why);
+      this.executions.abort(runId, why);
       return statusRecord(ended.run);
     });
   }
@@ -196,7 +196,7 @@ export class RunRegistry {
       if (!resumed.written) throw notActive(resumed.run);
       const { confirmed, payload } = decision as ConfirmationInput;
       const invocationId = run.invocation_id as string;
-      this.launch(runId, run.pending_call_ids, (signal, onAdmitted) =>
+      this.executions.launch(runId, run.pending_call_ids, (signal, onAdmitted) =>
         runner.resumeAsync({
           userId: run.user_id,
           sessionId: run.session_id,
@@ -225,7 +225,7 @@ export class RunRegistry {
 
   /** `{accepting, active}`: whether new runs are taken, and how many invocations execute here. */
   status(): RunRegistryStatus {
-    return Object.freeze({ accepting: this.isAcceptingRuns(), active: this.active.size });
+    return Object.freeze({ accepting: this.isAcceptingRuns(), active: this.executions.size });
   }
 
   /**
@@ -235,29 +235,8 @@ export class RunRegistry {
    */
   shutdown(): Promise<void> {
     this.stopAdopting?.();
-    this.shuttingDown ??= this.cancelAll();
+    this.shuttingDown ??= this.executions.windDown((runId) => this.cancel(runId, 'shutdown'), this.stopAdopting !== undefined, this.settings.shutdownGraceMs);
     return this.shuttingDown;
-  }
-
-  private async cancelAll(): Promise<void> {
-    const runs = [...this.active];
-    await Promise.all(runs.map(async ([runId, active]) => (await this.handedOver(runId, active)) || this.cancel(runId, 'shutdown').catch(() => undefined)));
-    const settled = Promise.all(runs.map(([, active]) => active.done));
-    await within(settled, this.settings.shutdownGraceMs, this.clock).catch(() => undefined);
-  }
-
-  /**
-   * At shutdown, on a store that other instances share (one that adopts orphans): a durable run with
-   * an invocation is handed over instead of cancelled. Its invocation stops without recording an
-   * end and the run stays unfinished, owned here, so once this instance is gone another one takes it
-   * over and resumes it from its ledger checkpoint (spec 08 §4).
-   */
-  private async handedOver(runId: string, active: ActiveRun): Promise<boolean> {
-    if (!this.stopAdopting) return false;
-    const run = await this.store.get(runId).catch(() => undefined);
-    if (!run?.durable || run.invocation_id === null || isFinishedStatus(run.status)) return false;
-    active.controller.abort(HANDOVER_REASON);
-    return true;
   }
 
   /**
@@ -267,13 +246,13 @@ export class RunRegistry {
    * owned by this instance and is taken over again once it stops.
    */
   private adopt(run: StoredRun): void {
-    if (this.shuttingDown || this.active.has(run.run_id)) return;
+    if (this.shuttingDown || this.executions.has(run.run_id)) return;
     this.remember(run.run_id);
     const runner = this.runners.get(run.agent);
     const invocationId = run.invocation_id;
     if (run.durable && invocationId !== null && runner) {
       const { user_id: userId, session_id: sessionId, run_id: runId } = run;
-      this.launch(runId, false, (signal, onAdmitted) =>
+      this.executions.launch(runId, false, (signal, onAdmitted) =>
         resumeTakenOver(
           () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted }),
           (ms) => sleep(ms, this.clock, signal),
@@ -282,35 +261,6 @@ export class RunRegistry {
       return;
     }
     void handled(this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true));
-  }
-
-  /** Starts the background task of an invocation; `previous` is set for a resume (the pending call ids to restore on failure). */
-  private launch(runId: string, previous: readonly string[] | false, invoke: Invoke): void {
-    const active: ActiveRun = { controller: new AbortController(), started: false, ended: false, writes: Promise.resolve(), done: Promise.resolve() };
-    this.active.set(runId, active);
-    const unwatch = this.watchForForeignEnd(runId, active);
-    active.done = handled(
-      driveInvocation(this.writer, runId, active, previous, invoke).finally(() => {
-        unwatch();
-        if (this.active.get(runId) === active) this.active.delete(runId);
-      }),
-    );
-  }
-
-  /**
-   * Aborts the invocation once its stored run is finished by someone else: a cancel posted to
-   * another instance writes the terminal item by compare-and-set, and that item *is* the cancel
-   * request; the store's watch (NOTIFY, or its poll) brings it here. One read at a time; wakes
-   * during a read ask for one more.
-   */
-  private watchForForeignEnd(runId: string, active: ActiveRun): () => void {
-    const over = () => active.ended || active.controller.signal.aborted;
-    const check = new CoalescedTask(async () => {
-      if (over()) return;
-      const run = await this.store.get(runId);
-      if (!over() && (run === undefined || isFinishedStatus(run.status))) active.controller.abort(endReason(run));
-    });
-    return this.store.watch(runId, () => check.trigger());
   }
 
   private remember(runId: string): void {
@@ -338,41 +288,4 @@ export class RunRegistry {
   private assertAccepting(): void {
     if (this.shuttingDown) throw draining();
   }
-}
-
-/** The public record: the stored run without the user id and the durable flag. */
-function statusRecord(run: StoredRun): RunStatusRecord {
-  return Object.freeze({
-    schema_version: 1,
-    run_id: run.run_id,
-    agent: run.agent,
-    session_id: run.session_id,
-    invocation_id: run.invocation_id,
-    status: run.status,
-    pending_call_ids: Object.freeze([...run.pending_call_ids]),
-    created_at_ms: run.created_at_ms,
-    updated_at_ms: run.updated_at_ms,
-    last_seq: run.last_seq,
-    error: run.error,
-  });
-}
-
-/** The reason an invocation is aborted with when its run was finished elsewhere: the cancel reason, else the status. */
-function endReason(run: StoredRun | undefined): string {
-  const reason = run?.error?.details?.reason;
-  return run?.status === 'cancelled' && typeof reason === 'string' ? reason : (run?.status ?? 'cancelled');
-}
-
-/** The terminal item and status of a run whose owner instance died and that cannot be resumed (spec 08 §4). */
-function ownerLostEnding(): RunEnding {
-  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze({}) });
-  return { terminal: Object.freeze({ type: 'terminal', status: 'failed', error }), patch: { status: 'failed', pending_call_ids: [], error } };
-}
-
-function notActive(run: StoredRun | undefined): RunnerError {
-  return run ? new RunnerError('run_not_active', { status: run.status }) : new RunnerError('run_not_found');
-}
-
-function draining(): RunnerError {
-  return new RunnerError('admission_failed', { reason: 'deployment_draining' });
 }

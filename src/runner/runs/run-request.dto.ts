@@ -2,7 +2,7 @@ import { type ArgumentMetadata, ValidationPipe } from '@nestjs/common';
 import { Allow, IsBoolean, IsDefined, IsOptional, IsString, Length, Matches, ValidateBy, type ValidationError } from 'class-validator';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { isPlainObject } from '../../shared/options/plain-object';
-import { requestValidationExceptionFactory } from '../../http/request-body-validation';
+import { requestValidationExceptionFactory } from '../../http/request-body-validation.pipe';
 import type { JsonValue, Message } from '../content.types';
 import { userContent } from '../loop/message';
 import { RunnerError } from '../runner.errors';

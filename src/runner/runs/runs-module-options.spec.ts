@@ -1,8 +1,13 @@
+import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { ClusterInstance } from '../../cluster/cluster-instance';
 import { RunRegistry } from './run-registry';
 import { RunnerError } from '../runner.errors';
 import { resolveRunsModuleOptions } from './runs-module-options';
 import { RunsModule } from './runs.module';
+import { InMemoryRunStore } from './stores/in-memory-run-store';
+import { PostgresRunStoreProvider } from './stores/postgres/postgres-run-store.provider';
+import { RunStore } from './stores/run-store';
 import { RegistryRunnerDouble } from './testing/registry-runner-double';
 
 function failure(work: () => unknown): { code: string; details?: unknown } {
@@ -51,5 +56,70 @@ describe('RunsModule options (spec 03 §10)', () => {
 
   it('forRootAsync without exactly one factory is refused when declared', () => {
     expect(failure(() => RunsModule.forRootAsync({} as never))).toEqual({ code: 'invalid_runner_options', details: { field: 'forRootAsync' } });
+  });
+
+  describe('the RunStore token', () => {
+    const compile = async (module: ReturnType<typeof RunsModule.forRoot>, extra: unknown[] = []) => Test.createTestingModule({ imports: [...(extra as never[]), module] }).compile();
+
+    it('is bound to a new InMemoryRunStore by default, the one the registry keeps its runs in', async () => {
+      const moduleRef = await compile(RunsModule.forRoot({ runners }));
+      const store = moduleRef.get<RunStore>(RunStore);
+      expect(store).toBeInstanceOf(InMemoryRunStore);
+      const { run_id } = await moduleRef.get(RunRegistry).start({ agent: 'assistant', userId: 'u-1', message: 'hi' });
+      expect(await store.get(run_id)).toMatchObject({ run_id, status: 'pending' });
+      await moduleRef.close();
+    });
+
+    it('is bound to registry.store when one is given', async () => {
+      const given = new InMemoryRunStore();
+      const moduleRef = await compile(RunsModule.forRoot({ runners, registry: { store: given } }));
+      expect(moduleRef.get(RunStore)).toBe(given);
+      await moduleRef.close();
+    });
+
+    it('is bound by the store provider declared beside forRoot or forRootAsync', async () => {
+      const given = new InMemoryRunStore();
+      for (const module of [
+        RunsModule.forRoot({ runners, store: { provide: RunStore, useValue: given } }),
+        RunsModule.forRootAsync({ useFactory: () => ({ runners }), store: { provide: RunStore, useFactory: () => given } }),
+      ]) {
+        const moduleRef = await compile(module);
+        expect(moduleRef.get(RunStore)).toBe(given);
+        const { run_id } = await moduleRef.get(RunRegistry).start({ agent: 'assistant', userId: 'u-1', message: 'hi' });
+        expect(await given.get(run_id)).toMatchObject({ run_id });
+        await moduleRef.close();
+      }
+    });
+
+    it.each([
+      ['the former string', 'postgres'],
+      ['a provider of another token', { provide: 'RUN_STORE', useValue: new InMemoryRunStore() }],
+      ['a store instance', new InMemoryRunStore()],
+    ])('a store that is not a RunStore provider (%s) stops bootstrap with invalid_runner_options {field: store}', async (_what, store) => {
+      await expect(compile(RunsModule.forRoot({ runners, store } as never))).rejects.toMatchObject({ code: 'invalid_runner_options', details: { field: 'store' } });
+      expect(failure(() => RunsModule.forRootAsync({ useFactory: () => ({ runners }), store } as never))).toEqual({ code: 'invalid_runner_options', details: { field: 'store' } });
+    });
+
+    it('a forRootAsync factory may repeat the declared store but not change it', async () => {
+      const provider = { provide: RunStore, useValue: new InMemoryRunStore() };
+      const repeated = await compile(RunsModule.forRootAsync({ useFactory: () => ({ runners, store: provider }) as never, store: provider }));
+      expect(repeated.get(RunStore)).toBe(provider.useValue);
+      await repeated.close();
+      await expect(compile(RunsModule.forRootAsync({ useFactory: () => ({ runners, store: provider }) as never }))).rejects.toMatchObject({
+        code: 'invalid_runner_options',
+        details: { field: 'store' },
+      });
+    });
+
+    it('PostgresRunStoreProvider without ClusterModule, or beside a registry.store, stops bootstrap with invalid_runner_options {field: store}', async () => {
+      await expect(compile(RunsModule.forRoot({ runners, store: PostgresRunStoreProvider }))).rejects.toMatchObject({ code: 'invalid_runner_options', details: { field: 'store' } });
+      @Global()
+      @Module({ providers: [{ provide: ClusterInstance, useValue: {} }], exports: [ClusterInstance] })
+      class StubClusterModule {}
+      await expect(compile(RunsModule.forRoot({ runners, registry: { store: new InMemoryRunStore() }, store: PostgresRunStoreProvider }), [StubClusterModule])).rejects.toMatchObject({
+        code: 'invalid_runner_options',
+        details: { field: 'store' },
+      });
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
-import { isFunction, oneOf } from '../../shared/options/option-rules';
+import { isFunction } from '../../shared/options/option-rules';
 import { isPlainObject } from '../../shared/options/plain-object';
 import { REGISTRY_SETTING_RULES, type RunRegistryOptions } from './run-registry-options';
 import type { RegistryRunner } from './run-registry.types';
@@ -19,34 +19,26 @@ export interface RunsModuleOptions {
   readonly registry?: Omit<RunRegistryOptions, 'runners'>;
   /** @default the body's `user_id`, which is then required */
   readonly resolveUserId?: ResolveUserId;
-  /**
-   * Where runs live: `'memory'` (this process) or `'postgres'` (a `PostgresRunStore` on `ClusterModule`'s
-   * instance, which must be imported): runs are then followed, cancelled and confirmed from any
-   * instance, and taken over when their instance dies (spec 08 §4). @default 'memory'
-   */
-  readonly store?: 'memory' | 'postgres';
 }
 
 /** The module's options after validation. */
 export interface ResolvedRunsModuleOptions {
   readonly registry: RunRegistryOptions;
   readonly resolveUserId: ResolveUserId | undefined;
-  readonly store: 'memory' | 'postgres';
 }
 
-const RULES = { runners: Array.isArray, registry: isPlainObject, resolveUserId: isFunction, store: oneOf('memory', 'postgres') };
+const RULES = { runners: Array.isArray, registry: isPlainObject, resolveUserId: isFunction };
 
 /** Validates the module options (the registry validates its own again when built). */
 export function resolveRunsModuleOptions(options: unknown): ResolvedRunsModuleOptions {
   const read = readOptions(options, RULES, { name: 'options', unknownKeys: 'refuse' });
   if (!read.ok) throw new RunnerError('invalid_runner_options', optionFailureDetails(read.fields));
-  const { runners, registry, resolveUserId, store } = read.values;
+  const { runners, registry, resolveUserId } = read.values;
   if (runners === undefined) throw new RunnerError('invalid_runner_options', { field: 'runners' });
   const settings = readOptions(registry, REGISTRY_SETTING_RULES, { name: 'registry', unknownKeys: 'refuse' });
   if (!settings.ok) throw new RunnerError('invalid_runner_options', optionFailureDetails(settings.fields.map((field) => (field === 'registry' ? field : `registry.${field}`))));
   return Object.freeze({
     registry: Object.freeze({ ...(settings.values as Omit<RunRegistryOptions, 'runners'>), runners: runners as readonly RegistryRunner[] }),
     resolveUserId: resolveUserId as ResolveUserId | undefined,
-    store: (store as 'memory' | 'postgres' | undefined) ?? 'memory',
   });
 }

@@ -1,12 +1,11 @@
-import { DynamicModule, Global, Inject, Module, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, type Provider, type Type } from '@nestjs/common';
 import { AgentRuntimeHealthModule } from '../../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../../shared/nest/module.builder';
-import { ClusterInstance } from '../../cluster/cluster-instance';
-import { PostgresRunStore } from './stores/postgres/postgres-run-store';
+import { isPlainObject } from '../../shared/options/plain-object';
 import { InMemoryRunStore } from './stores/in-memory-run-store';
 import { RunRegistry } from './run-registry';
-import type { RunStore } from './stores/run-store';
+import { RunStore } from './stores/run-store';
 import { RunnerError } from '../runner.errors';
 import { RUNS_MODULE_OPTIONS, resolveRunsModuleOptions, type ResolvedRunsModuleOptions, type RunsModuleOptions } from './runs-module-options';
 import { RunsController } from './runs.controller';
@@ -17,54 +16,63 @@ export interface RunsOptionsFactory {
   createRunsOptions(): RunsModuleOptions | Promise<RunsModuleOptions>;
 }
 
-/** Options of `RunsModule.forRootAsync`: `imports`, `inject`, exactly one of `useFactory`, `useClass`, `useExisting`. */
-export type RunsModuleAsyncOptions = ModuleAsyncOptions<RunsModuleOptions, RunsOptionsFactory>;
+/** A binding of the {@link RunStore} token: `PostgresRunStoreProvider`, or your own `{provide: RunStore, useFactory | useClass | useValue | useExisting}`. */
+export type RunStoreProvider = Exclude<Provider<RunStore>, Type>;
 
-/** Injection token of the run store the registry uses. */
-export const RUN_STORE = Symbol('RUN_STORE');
+/** Where the registry keeps its runs, given when the module is declared (the registry's provider depends on it). */
+export interface RunStoreDeclaration {
+  /**
+   * The provider of the {@link RunStore} token. `PostgresRunStoreProvider` keeps runs on Postgres with
+   * `ClusterModule`'s instance (which must be imported): they are followed, cancelled and confirmed from
+   * any instance, and taken over when their instance dies (spec 08 §4). Anything else is refused at
+   * bootstrap with `invalid_runner_options {field: 'store'}`.
+   * @default an `InMemoryRunStore` (or `registry.store` when given): runs live in this process
+   */
+  readonly store?: RunStoreProvider;
+}
 
-const storeProvider: Provider = {
-  provide: RUN_STORE,
-  inject: [RUNS_MODULE_OPTIONS, { token: ClusterInstance, optional: true }],
-  useFactory: async (options: ResolvedRunsModuleOptions, instance: ClusterInstance | undefined): Promise<RunStore> => {
-    if (options.store === 'memory') return options.registry.store ?? new InMemoryRunStore();
-    if (!instance || options.registry.store) throw new RunnerError('invalid_runner_options', { field: 'store' });
-    const finishedRunTtlMs = options.registry.finishedRunTtlMs;
-    const store = new PostgresRunStore({ instance, ...(finishedRunTtlMs === undefined ? {} : { finishedRunTtlMs }) });
-    await store.start();
-    instance.attach('runs', () => store.connected);
-    return store;
-  },
+/** Options of `RunsModule.forRootAsync`: `imports`, `inject`, exactly one of `useFactory`, `useClass`, `useExisting`, and `store` beside them. */
+export interface RunsModuleAsyncOptions extends ModuleAsyncOptions<RunsModuleOptions, RunsOptionsFactory>, RunStoreDeclaration {}
+
+const PROVIDER_KINDS = ['useFactory', 'useClass', 'useValue', 'useExisting'] as const;
+
+/** The rule of the `store` declaration: a provider object of the `RunStore` token. */
+const isRunStoreProvider = (value: unknown) => isPlainObject(value) && value.provide === RunStore && PROVIDER_KINDS.some((kind) => kind in value);
+
+const inMemoryStoreProvider: Provider = {
+  provide: RunStore,
+  inject: [RUNS_MODULE_OPTIONS],
+  useFactory: (options: ResolvedRunsModuleOptions): RunStore => options.registry.store ?? new InMemoryRunStore(),
 };
 
 const registryProvider: Provider = {
   provide: RunRegistry,
-  inject: [RUNS_MODULE_OPTIONS, RUN_STORE],
+  inject: [RUNS_MODULE_OPTIONS, RunStore],
   useFactory: (options: ResolvedRunsModuleOptions, store: RunStore) => new RunRegistry({ ...options.registry, store }),
 };
 
 /**
- * Global module providing the `RunRegistry` (which owns every run), `RunsController` (the `/runs`
- * routes of spec 03 §10) and `RunsHealthIndicator`. Bad options stop bootstrap with
- * `invalid_runner_options`. In the shutdown coordinator's `runs` step (after admission stopped
- * accepting, before it drains) the registry stops taking runs, cancels the executing ones with
+ * Global module providing the `RunRegistry` (which owns every run), the `RunStore` it keeps runs in,
+ * `RunsController` (the `/runs` routes of spec 03 §10) and `RunsHealthIndicator`. Bad options stop
+ * bootstrap with `invalid_runner_options`. In the shutdown coordinator's `runs` step (after admission
+ * stopped accepting, before it drains) the registry stops taking runs, cancels the executing ones with
  * reason `'shutdown'` and waits up to `shutdownGraceMs` for them; readiness is down from then on.
  *
  * @example
  * RunsModule.forRootAsync({
  *   inject: [SupportAgentFactory],
  *   useFactory: (agents: SupportAgentFactory) => ({ runners: [agents.runner()], resolveUserId: (req) => userOf(req) }),
+ *   store: PostgresRunStoreProvider, // cluster mode; without it runs live in this process
  * })
  */
 @Global()
 @Module({})
 export class RunsModule {
-  constructor(@Inject(RunRegistry) registry: RunRegistry, @Inject(RUN_STORE) store: RunStore, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+  constructor(@Inject(RunRegistry) registry: RunRegistry, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
     coordinator.register({ component: 'runs', phase: 'runs', run: () => registry.shutdown(), counts: () => ({ active: registry.status().active }) });
-    if (store instanceof PostgresRunStore) coordinator.register({ component: 'run_store', phase: 'services', run: () => store.stop() });
   }
 
-  static forRoot(options: RunsModuleOptions): DynamicModule {
+  static forRoot(options: RunsModuleOptions & RunStoreDeclaration): DynamicModule {
     return { ...runsModule.forRoot(options), controllers: [RunsController] };
   }
 
@@ -73,15 +81,16 @@ export class RunsModule {
   }
 }
 
-const runsModule = moduleBuilder<RunsModuleOptions, RunsOptionsFactory>({
+const runsModule = moduleBuilder<RunsModuleOptions, RunsOptionsFactory, 'store'>({
   module: RunsModule,
   optionsToken: RUNS_MODULE_OPTIONS,
   factoryMethod: 'createRunsOptions',
+  declared: { store: isRunStoreProvider },
   resolve: resolveRunsModuleOptions,
   invalid: (details) => new RunnerError('invalid_runner_options', details),
-  metadata: () => ({
+  metadata: (declared) => ({
     imports: [AgentRuntimeHealthModule],
-    providers: [storeProvider, registryProvider, RunsHealthIndicator],
-    exports: [RunRegistry, RUN_STORE, RUNS_MODULE_OPTIONS, RunsHealthIndicator],
+    providers: [(declared.store as RunStoreProvider | undefined) ?? inMemoryStoreProvider, registryProvider, RunsHealthIndicator],
+    exports: [RunRegistry, RunStore, RUNS_MODULE_OPTIONS, RunsHealthIndicator],
   }),
 });

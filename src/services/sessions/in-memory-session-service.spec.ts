@@ -1,4 +1,4 @@
-import { describeSessionServiceContract, runnerError } from '../../../test/support/session-service-contract';
+import { describeSessionServiceContract, runnerError } from './testing/session-service-contract';
 import { thrown } from '../../shared/testing/thrown';
 import { InMemorySessionService } from './in-memory-session-service';
 import { RunnerError } from '../../runner/runner.errors';

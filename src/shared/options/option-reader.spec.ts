@@ -1,4 +1,4 @@
-import { optionFailureDetails, readOptions, readOwnData } from './option-reader';
+import { firstFailures, optionFailureDetails, readOptions, readOwnData } from './option-reader';
 import { integerIn, oneOf } from './option-rules';
 
 const rules = { limit: integerIn(1), mode: oneOf('a', 'b') };
@@ -51,22 +51,45 @@ describe('readOptions', () => {
   });
 
   it('reports every failing field, sorted', () => {
-    expect(readOptions({ mode: 'c', limit: 0 }, rules, refuse)).toEqual({ ok: false, fields: ['limit', 'mode'] });
+    expect(readOptions({ mode: 'c', limit: 0 }, rules, refuse)).toEqual({ ok: false, fields: ['limit', 'mode'], unknown: [] });
   });
 
   it('refuses or ignores unknown keys as the caller chooses', () => {
-    expect(readOptions({ limit: 1, extra: true }, rules, refuse)).toEqual({ ok: false, fields: ['extra'] });
+    expect(readOptions({ limit: 1, extra: true }, rules, refuse)).toEqual({ ok: false, fields: ['extra'], unknown: ['extra'] });
     expect(readOptions({ limit: 1, extra: true }, rules, ignore)).toEqual({ ok: true, values: { limit: 1 } });
   });
 
   it('reports an accessor as a failure of its field', () => {
     const options = Object.defineProperty({ mode: 'a' }, 'limit', { get: () => 1, enumerable: true });
-    expect(readOptions(options, rules, ignore)).toEqual({ ok: false, fields: ['limit'] });
+    expect(readOptions(options, rules, ignore)).toEqual({ ok: false, fields: ['limit'], unknown: [] });
   });
 
   it('reports an unusable value under the given name', () => {
-    expect(readOptions(new Proxy({}, {}), rules, { name: 'config', unknownKeys: 'ignore' })).toEqual({ ok: false, fields: ['config'] });
-    expect(readOptions(null, rules, refuse)).toEqual({ ok: false, fields: ['options'] });
+    expect(readOptions(new Proxy({}, {}), rules, { name: 'config', unknownKeys: 'ignore' })).toEqual({ ok: false, fields: ['config'], unknown: [] });
+    expect(readOptions(null, rules, refuse)).toEqual({ ok: false, fields: ['options'], unknown: [] });
+  });
+
+  it('names the unknown keys among the failed fields, and none when they are ignored', () => {
+    expect(readOptions({ zeta: 1, limit: 0, alpha: 2 }, rules, refuse)).toEqual({ ok: false, fields: ['alpha', 'limit', 'zeta'], unknown: ['alpha', 'zeta'] });
+    expect(readOptions({ zeta: 1, limit: 0 }, rules, ignore)).toEqual({ ok: false, fields: ['limit'], unknown: [] });
+  });
+});
+
+describe('firstFailures', () => {
+  const failure = (value: unknown) => {
+    const read = readOptions(value, rules, refuse);
+    if (read.ok) throw new Error('the read passed');
+    return read;
+  };
+
+  it('is every unknown key when there is one, before any bad value', () => {
+    expect(firstFailures(failure({ zeta: 1, limit: 0, alpha: 2 }))).toEqual(['alpha', 'zeta']);
+  });
+
+  it('is else the first failed field in sorted order, or the name of an unusable value', () => {
+    expect(firstFailures(failure({ mode: 'c', limit: 0 }))).toEqual(['limit']);
+    expect(firstFailures(failure(Object.defineProperty({ mode: 'c' }, 'limit', { get: () => 1, enumerable: true })))).toEqual(['limit']);
+    expect(firstFailures(failure(null))).toEqual(['options']);
   });
 });
 

@@ -57,10 +57,17 @@ export interface ReadOptionsSettings {
   readonly unknownKeys: UnknownKeys;
 }
 
-/** The validated values (`undefined` ones left out), or the sorted names of what failed. */
-export type ReadOptionsResult<K extends string> =
-  | { readonly ok: true; readonly values: { readonly [P in K]?: unknown } }
-  | { readonly ok: false; readonly fields: readonly string[] };
+/** What failed in a read: every failed name, and the unknown keys among them. */
+export interface OptionReadFailure {
+  readonly ok: false;
+  /** Every failed name, sorted: unknown keys, accessors, values that break their rule, or the reader's `name` alone. */
+  readonly fields: readonly string[];
+  /** The unknown keys among `fields`, sorted (none when unknown keys are ignored). */
+  readonly unknown: readonly string[];
+}
+
+/** The validated values (`undefined` ones left out), or what failed. */
+export type ReadOptionsResult<K extends string> = { readonly ok: true; readonly values: { readonly [P in K]?: unknown } } | OptionReadFailure;
 
 /**
  * The one reader of untrusted options objects and call arguments: own data properties only, no
@@ -75,9 +82,9 @@ export function readOptions<K extends string>(value: unknown, rules: OptionRules
   if (value === undefined) return { ok: true, values: Object.create(null) as Record<K, unknown> };
   const known = Object.keys(rules) as K[];
   const own = readOwnData(value, known);
-  if (own === null) return { ok: false, fields: [settings.name] };
-  const failed = new Set<string>(own.accessors);
-  if (settings.unknownKeys === 'refuse') for (const key of own.unknown) failed.add(key);
+  if (own === null) return { ok: false, fields: [settings.name], unknown: [] };
+  const unknown = settings.unknownKeys === 'refuse' ? own.unknown : [];
+  const failed = new Set<string>([...own.accessors, ...unknown]);
   const values = Object.create(null) as Record<K, unknown>;
   for (const key of known) {
     const given = own.values[key];
@@ -85,7 +92,18 @@ export function readOptions<K extends string>(value: unknown, rules: OptionRules
     if (rules[key](given)) values[key] = given;
     else failed.add(key);
   }
-  return failed.size > 0 ? { ok: false, fields: [...failed].sort() } : { ok: true, values };
+  return failed.size > 0 ? { ok: false, fields: [...failed].sort(), unknown } : { ok: true, values };
+}
+
+/**
+ * The names a spec that ranks failures reports: every unknown key when there is one (a spec may give
+ * them their own code), else the first failed name in sorted order.
+ *
+ * @example
+ * if (!read.ok) throw new EvalServiceError(read.unknown.length > 0 ? 'unknown_eval_store_options' : 'invalid_eval_store_options', optionFailureDetails(firstFailures(read)));
+ */
+export function firstFailures(failure: OptionReadFailure): readonly string[] {
+  return failure.unknown.length > 0 ? failure.unknown : failure.fields.slice(0, 1);
 }
 
 /** The details vocabulary of every module: `{field}` for one failure, `{fields}` (sorted) for several. */

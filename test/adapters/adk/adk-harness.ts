@@ -108,7 +108,7 @@ export function scriptedAgent(
   return { agent, model };
 }
 
-export { Observers } from '../../runner/runner-harness';
+export { Observers } from '../../../src/runner/testing/runner-harness';
 
 /** A session service that records the calls it gets and the events it is asked to store. */
 export class RecordingSessionService extends InMemorySessionService {

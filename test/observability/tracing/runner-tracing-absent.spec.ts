@@ -1,15 +1,17 @@
-import type * as Harness from '../../runner/runner-harness';
-import { SpanRecorder } from './tracing-harness';
+import type * as Harness from '../../../src/runner/testing/runner-harness';
+import type * as Tracing from '../../../src/observability/tracing/open-telemetry-tracing';
+import { SpanRecorder } from '../../../src/observability/tracing/testing/tracing-harness';
 
 /** A fresh copy of the Runner's module graph in which `require('@opentelemetry/api')` fails, as when the peer is not installed. */
-function withoutOtelApi(): { harness: typeof Harness; index: () => unknown; api: () => unknown } {
-  let loaded: { harness: typeof Harness; index: () => unknown; api: () => unknown } | undefined;
+function withoutOtelApi(): { harness: typeof Harness; tracing: typeof Tracing; index: () => unknown; api: () => unknown } {
+  let loaded: { harness: typeof Harness; tracing: typeof Tracing; index: () => unknown; api: () => unknown } | undefined;
   jest.isolateModules(() => {
     jest.doMock('@opentelemetry/api', () => {
       throw new Error("Cannot find module '@opentelemetry/api'");
     });
     loaded = {
-      harness: require('../../runner/runner-harness') as typeof Harness,
+      harness: require('../../../src/runner/testing/runner-harness') as typeof Harness,
+      tracing: require('../../../src/observability/tracing/open-telemetry-tracing') as typeof Tracing,
       index: () => require('../../../src/index'),
       api: () => require('@opentelemetry/api'),
     };
@@ -35,7 +37,7 @@ describe('Tracing without @opentelemetry/api (issue 14)', () => {
   });
 
   it('tracing enabled is a no-op that warns once, and the Runner behaves exactly as without tracing', async () => {
-    const { harness } = withoutOtelApi();
+    const { harness, tracing: otel } = withoutOtelApi();
     const recorder = new SpanRecorder();
 
     async function scenario(tracing: boolean) {
@@ -61,7 +63,7 @@ describe('Tracing without @opentelemetry/api (issue 14)', () => {
         events: observers.events,
         logger: observers.logger,
         admission: { controller: observers.admission({}) },
-        ...(tracing ? { tracing: { tracerProvider: recorder.provider } } : {}),
+        ...(tracing ? { tracing: otel.openTelemetryTracing({ tracerProvider: recorder.provider, logger: observers.logger }) } : {}),
       };
       const runner = harness.makeRunner(options);
       const { result, streamed, error } = await harness.drain(runner.runAsync({ userId: harness.USER, sessionId: 'ses-same', message: 'weather?' }));

@@ -1,5 +1,5 @@
 import { InMemoryRunStore } from './in-memory-run-store';
-import { storedRun } from '../../../../test/support/run-store-contract';
+import { storedRun } from '../testing/run-store-contract';
 
 const run = storedRun;
 

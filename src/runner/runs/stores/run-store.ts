@@ -93,6 +93,13 @@ export interface RunStore {
   adoptOrphans?(adopt: (run: StoredRun) => void): () => void;
 }
 
+/**
+ * Injection token of the run store `RunsModule`'s registry uses, named like the interface, so
+ * `@Inject(RunStore) store: RunStore` reads as it means. Bound to the in-memory store by default; a
+ * `store` provider given to `RunsModule` (`PostgresRunStoreProvider`) binds another.
+ */
+export const RunStore = Symbol('RunStore');
+
 /** The statuses a run ends in. */
 export const FINISHED_STATUSES: readonly RunStatus[] = Object.freeze(['completed', 'failed', 'cancelled', 'timed_out']);
 
@@ -102,4 +109,21 @@ export const UNFINISHED_STATUSES: readonly RunStatus[] = Object.freeze(['pending
 /** True for `completed`, `failed`, `cancelled`, `timed_out`. */
 export function isFinishedStatus(status: RunStatus): boolean {
   return FINISHED_STATUSES.includes(status);
+}
+
+/** The public record of a stored run: without the user id and the durable flag. */
+export function statusRecord(run: StoredRun): RunStatusRecord {
+  return Object.freeze({
+    schema_version: 1,
+    run_id: run.run_id,
+    agent: run.agent,
+    session_id: run.session_id,
+    invocation_id: run.invocation_id,
+    status: run.status,
+    pending_call_ids: Object.freeze([...run.pending_call_ids]),
+    created_at_ms: run.created_at_ms,
+    updated_at_ms: run.updated_at_ms,
+    last_seq: run.last_seq,
+    error: run.error,
+  });
 }

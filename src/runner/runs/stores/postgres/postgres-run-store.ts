@@ -21,24 +21,20 @@ import {
   type WriteCondition,
   type WriteOutcome,
 } from '../run-store';
-import { RunnerError } from '../../../runner.errors';
 import { unavailable } from '../../../../cluster/cluster-instance';
 import { ClusterError } from '../../../../cluster/cluster.errors';
 import { RUN_ITEMS_TABLE, RUN_ITEMS_TABLE_SPEC, RUNS_TABLE, RUNS_TABLE_SPEC } from './cluster-runs.schema';
 import { resolvePostgresRunStoreOptions, type PostgresRunStoreOptions, type ResolvedPostgresRunStoreOptions } from './postgres-run-store-options';
 import { encodeJson } from './run-json';
-import { itemOf, runRowOf, updateValues, type RunRow } from './run-rows';
+import { itemOf, lockRun, merged, payloadOf, runRowOf, updateValues, type RunRow } from './run-rows';
 import { RUNS_CHANNEL, runStatements, type RunStatements } from './run-sql';
+import { RunUpkeep } from './run-upkeep';
 import { RunWatchers } from './run-watchers';
 import { SharedRunReads } from './shared-run-reads';
 
 const EXECUTING: readonly RunStatus[] = ['pending', 'running'];
 /** Highest `seq` an `integer` column holds; a larger `afterSeq` reads nothing. */
 const MAX_SEQ = 2 ** 31 - 1;
-/** Prune statements per tick at most, so one tick stays bounded. */
-const PRUNE_STATEMENTS_PER_TICK = 10;
-/** Run ids per poll statement. */
-const POLL_CHUNK = 1000;
 
 type StoreState = 'new' | 'started' | 'stopped';
 
@@ -66,20 +62,19 @@ export class PostgresRunStore implements RunStore {
     (runId, afterSeq) => this.readItems(runId, afterSeq),
     (runId) => this.watchers.lastSeqOf(runId),
   );
+  private readonly upkeep: RunUpkeep;
   private state: StoreState = 'new';
-  /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
-  private ownLeftovers = true;
   private sql: RunStatements | null = null;
   private capacityKey = '';
   private listener: NotificationListener | null = null;
   private timer: unknown = null;
   private ticking: Promise<void> = Promise.resolve();
-  private adopter: ((run: StoredRun) => void) | undefined;
 
   /** Validates synchronously: `invalid_cluster_options` (`{field}`). */
   constructor(options: PostgresRunStoreOptions) {
     this.settings = resolvePostgresRunStoreOptions(options);
     this.pool = this.settings.instance.pool;
+    this.upkeep = new RunUpkeep({ settings: this.settings, watchers: this.watchers, statements: () => this.statements(), statement: (text, values) => this.statement(text, values) });
   }
 
   /** This store's instance id: the owner it records. */
@@ -243,10 +238,7 @@ export class PostgresRunStore implements RunStore {
    * returns its removal.
    */
   adoptOrphans(adopt: (run: StoredRun) => void): () => void {
-    this.adopter = adopt;
-    return () => {
-      if (this.adopter === adopt) this.adopter = undefined;
-    };
+    return this.upkeep.adoptOrphans(adopt);
   }
 
   /**
@@ -256,60 +248,20 @@ export class PostgresRunStore implements RunStore {
    * fewer than `limit`, the unfinished runs under this instance's own id are taken too: they were left
    * by an earlier life of the same id (a restart with a fixed `instanceId`), which nobody else can reap.
    */
-  async claimOrphans(limit: number = this.settings.claimBatchSize): Promise<readonly StoredRun[]> {
-    if (!this.settings.instance.live) return [];
-    const includeOwn = this.ownLeftovers;
-    const rows = await this.statement(this.statements().claimOrphans, [this.instanceId, limit, includeOwn]);
-    if (includeOwn && rows.length < limit) this.ownLeftovers = false;
-    return Object.freeze(rows.map((row) => runRowOf(row).run));
+  claimOrphans(limit: number = this.settings.claimBatchSize): Promise<readonly StoredRun[]> {
+    return this.upkeep.claimOrphans(limit);
   }
 
   /** Removes finished runs (and their items) older than `finishedRunTtlMs`, `pruneBatchSize` per statement, up to 10 statements; the count removed. */
-  async pruneFinished(): Promise<number> {
-    const before = this.settings.clock.wallNow() - this.settings.finishedRunTtlMs;
-    let total = 0;
-    for (let statement = 0; statement < PRUNE_STATEMENTS_PER_TICK; statement++) {
-      const removed = await this.statement(this.statements().pruneFinished, [before, this.settings.pruneBatchSize]);
-      total += removed.length;
-      for (const row of removed) this.watchers.wake(row.run_id as string);
-      if (removed.length < this.settings.pruneBatchSize) break;
-    }
-    return total;
+  pruneFinished(): Promise<number> {
+    return this.upkeep.pruneFinished();
   }
 
   private schedule(): void {
     if (this.state !== 'started') return;
     this.timer = this.settings.clock.setTimer(() => {
-      this.ticking = this.tick().finally(() => this.schedule());
+      this.ticking = this.upkeep.tick(() => this.state === 'started').finally(() => this.schedule());
     }, this.settings.pollIntervalMs);
-  }
-
-  /** One round of the fallbacks; each part's failure waits for the next tick. */
-  private async tick(): Promise<void> {
-    await this.pollWatched().catch(() => undefined);
-    if (this.state !== 'started') return;
-    const adopt = this.adopter;
-    if (adopt) {
-      const orphans = await this.claimOrphans().catch(() => [] as readonly StoredRun[]);
-      for (const run of orphans) {
-        try {
-          adopt(run);
-        } catch {
-          // an adopter's failure leaves the run owned here; it is taken over again when this instance dies
-        }
-      }
-    }
-    await this.pruneFinished().catch(() => undefined);
-  }
-
-  private async pollWatched(): Promise<void> {
-    const runIds = this.watchers.runIds();
-    for (let from = 0; from < runIds.length; from += POLL_CHUNK) {
-      const chunk = runIds.slice(from, from + POLL_CHUNK);
-      const rows = await this.statement(this.statements().lastSeqs, [chunk]);
-      const seqs = new Map(rows.map((row) => [row.run_id as string, Number(row.last_item_seq)]));
-      for (const runId of chunk) this.watchers.polled(runId, seqs.get(runId) ?? -1);
-    }
   }
 
   private writable(locked: RunRow, condition: WriteCondition): boolean {
@@ -333,34 +285,5 @@ export class PostgresRunStore implements RunStore {
 
   private transaction<T>(work: (client: TransactionClient) => Promise<T>): Promise<T> {
     return runTransaction(this.pool, work, unavailable);
-  }
-}
-
-async function lockRun(client: TransactionClient, sql: RunStatements, runId: string): Promise<RunRow | undefined> {
-  const [row] = (await client.query(sql.lock, [runId])).rows;
-  return row ? runRowOf(row) : undefined;
-}
-
-/** The run after a write: the patch's given fields (read back as the row holds them) and the new last seq. */
-function merged(run: StoredRun, patch: RunPatch | undefined, lastSeq: number): StoredRun {
-  const next: Record<string, unknown> = { ...run, last_seq: lastSeq };
-  for (const [key, value] of Object.entries(patch ?? {})) if (value !== undefined) next[key] = value;
-  const stored = runRowOf({
-    ...next,
-    pending_json: encodeJson(next.pending_call_ids),
-    error_json: next.error === null ? null : encodeJson(next.error),
-    last_item_seq: lastSeq,
-    oldest_item_seq: 0,
-    owner_instance: null,
-  });
-  return stored.run;
-}
-
-/** The item's JSON without its seq; an item JSON cannot hold is refused (`invalid_run_request`, `{field: 'item'}`). */
-function payloadOf(item: NewRunStreamItem): string {
-  try {
-    return encodeJson(item);
-  } catch {
-    throw new RunnerError('invalid_run_request', { field: 'item' });
   }
 }

@@ -1,6 +1,9 @@
+import type { TransactionClient } from '../../../../database/transaction-runner';
+import { RunnerError } from '../../../runner.errors';
 import type { RunError, RunStatus, RunStreamItem } from '../../run-registry.types';
-import type { StoredRun } from '../run-store';
-import { decodeJson } from './run-json';
+import type { NewRunStreamItem, RunPatch, StoredRun } from '../run-store';
+import { decodeJson, encodeJson } from './run-json';
+import type { RunStatements } from './run-sql';
 
 /** A run as its row holds it: the stored run plus the columns only the store reads. */
 export interface RunRow {
@@ -47,4 +50,34 @@ export function updateValues(run: StoredRun, owner: string | null, oldestSeq: nu
     run.last_seq,
     oldestSeq,
   ];
+}
+
+/** Locks the run's row for the transaction; `undefined` for an unknown run. */
+export async function lockRun(client: TransactionClient, sql: RunStatements, runId: string): Promise<RunRow | undefined> {
+  const [row] = (await client.query(sql.lock, [runId])).rows;
+  return row ? runRowOf(row) : undefined;
+}
+
+/** The run after a write: the patch's given fields (read back as the row holds them) and the new last seq. */
+export function merged(run: StoredRun, patch: RunPatch | undefined, lastSeq: number): StoredRun {
+  const next: Record<string, unknown> = { ...run, last_seq: lastSeq };
+  for (const [key, value] of Object.entries(patch ?? {})) if (value !== undefined) next[key] = value;
+  const stored = runRowOf({
+    ...next,
+    pending_json: encodeJson(next.pending_call_ids),
+    error_json: next.error === null ? null : encodeJson(next.error),
+    last_item_seq: lastSeq,
+    oldest_item_seq: 0,
+    owner_instance: null,
+  });
+  return stored.run;
+}
+
+/** The item's JSON without its seq; an item JSON cannot hold is refused (`invalid_run_request`, `{field: 'item'}`). */
+export function payloadOf(item: NewRunStreamItem): string {
+  try {
+    return encodeJson(item);
+  } catch {
+    throw new RunnerError('invalid_run_request', { field: 'item' });
+  }
 }

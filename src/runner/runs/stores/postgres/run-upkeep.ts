@@ -1,0 +1,94 @@
+import type { StatementRows } from '../../../../database/postgres-pool';
+import type { StoredRun } from '../run-store';
+import type { ResolvedPostgresRunStoreOptions } from './postgres-run-store-options';
+import { runRowOf } from './run-rows';
+import type { RunStatements } from './run-sql';
+import type { RunWatchers } from './run-watchers';
+
+/** Prune statements per tick at most, so one tick stays bounded. */
+const PRUNE_STATEMENTS_PER_TICK = 10;
+/** Run ids per poll statement. */
+const POLL_CHUNK = 1000;
+
+/** What the upkeep uses of its store. */
+export interface UpkeepDeps {
+  readonly settings: ResolvedPostgresRunStoreOptions;
+  readonly watchers: RunWatchers;
+  /** The store's statements (throws `cluster_unavailable` unless the store is started). */
+  statements(): RunStatements;
+  statement(text: string, values: unknown[]): Promise<StatementRows>;
+}
+
+/**
+ * The periodic fallbacks of a `PostgresRunStore` (spec 08 §4), one round per tick: a poll of the
+ * watched runs (so a lost notification only delays), the takeover of the executing runs of dead
+ * instances (for the registry's adopter), and the prune of old finished runs in bounded batches.
+ * Each part's failure waits for the next tick.
+ */
+export class RunUpkeep {
+  /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
+  private ownLeftovers = true;
+  private adopter: ((run: StoredRun) => void) | undefined;
+
+  constructor(private readonly deps: UpkeepDeps) {}
+
+  /** Registers the one adopter of orphans; returns its removal. */
+  adoptOrphans(adopt: (run: StoredRun) => void): () => void {
+    this.adopter = adopt;
+    return () => {
+      if (this.adopter === adopt) this.adopter = undefined;
+    };
+  }
+
+  /** One round; `stillStarted` is asked between the parts, so a stopping store does no more. */
+  async tick(stillStarted: () => boolean): Promise<void> {
+    await this.pollWatched().catch(() => undefined);
+    if (!stillStarted()) return;
+    const adopt = this.adopter;
+    if (adopt) {
+      const orphans = await this.claimOrphans(this.deps.settings.claimBatchSize).catch(() => [] as readonly StoredRun[]);
+      for (const run of orphans) {
+        try {
+          adopt(run);
+        } catch {
+          // an adopter's failure leaves the run owned here; it is taken over again when this instance dies
+        }
+      }
+    }
+    await this.pruneFinished().catch(() => undefined);
+  }
+
+  /** See `PostgresRunStore.claimOrphans`. */
+  async claimOrphans(limit: number): Promise<readonly StoredRun[]> {
+    const { instance } = this.deps.settings;
+    if (!instance.live) return [];
+    const includeOwn = this.ownLeftovers;
+    const rows = await this.deps.statement(this.deps.statements().claimOrphans, [instance.instanceId, limit, includeOwn]);
+    if (includeOwn && rows.length < limit) this.ownLeftovers = false;
+    return Object.freeze(rows.map((row) => runRowOf(row).run));
+  }
+
+  /** See `PostgresRunStore.pruneFinished`. */
+  async pruneFinished(): Promise<number> {
+    const { clock, finishedRunTtlMs, pruneBatchSize } = this.deps.settings;
+    const before = clock.wallNow() - finishedRunTtlMs;
+    let total = 0;
+    for (let statement = 0; statement < PRUNE_STATEMENTS_PER_TICK; statement++) {
+      const removed = await this.deps.statement(this.deps.statements().pruneFinished, [before, pruneBatchSize]);
+      total += removed.length;
+      for (const row of removed) this.deps.watchers.wake(row.run_id as string);
+      if (removed.length < pruneBatchSize) break;
+    }
+    return total;
+  }
+
+  private async pollWatched(): Promise<void> {
+    const runIds = this.deps.watchers.runIds();
+    for (let from = 0; from < runIds.length; from += POLL_CHUNK) {
+      const chunk = runIds.slice(from, from + POLL_CHUNK);
+      const rows = await this.deps.statement(this.deps.statements().lastSeqs, [chunk]);
+      const seqs = new Map(rows.map((row) => [row.run_id as string, Number(row.last_item_seq)]));
+      for (const runId of chunk) this.deps.watchers.polled(runId, seqs.get(runId) ?? -1);
+    }
+  }
+}
