@@ -37,8 +37,7 @@ export function readConfig<K extends string>(value: unknown, rules: OptionRules<
   if (value !== undefined && !isReadableObject(value)) return { ok: false, failure: 'expected_object' };
   const read = readOptions(value, rules, { name: 'config', unknownKeys: 'refuse' });
   if (read.ok) return read;
-  const unknown = read.fields.filter((field) => !Object.hasOwn(rules, field));
-  return unknown.length > 0 ? { ok: false, failure: 'unknown_keys', fields: unknown } : { ok: false, failure: 'invalid_values', fields: read.fields };
+  return read.unknown.length > 0 ? { ok: false, failure: 'unknown_keys', fields: read.unknown } : { ok: false, failure: 'invalid_values', fields: read.fields };
 }
 
 /** A component of the bundle that has a router (and the router's `kind`). */
@@ -69,6 +68,6 @@ export function readAdapterConfig(kind: ComponentKind, raw: unknown, ranges: Rea
   if (read.ok) return { given: read.values as Record<string, number>, outOfRange };
   if (read.failure === 'expected_object') throw invalidComponentConfig(kind, 'expected_object', { field: 'adapterConfig' });
   if (read.failure === 'unknown_keys') throw invalidComponentConfig(kind, 'adapter_unknown_keys', optionFailureDetails(read.fields));
-  const first = [...read.fields].sort()[0];
+  const first = read.fields[0];
   throw outOfRange(first, ranges[first]);
 }
