@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { Client } = require('pg');
-const { startThrowawayPostgres } = require('../dist/src/database/embedded-postgres.js');
+const { startThrowawayPostgres } = require('../dist/src/database/embedded/embedded-postgres.js');
 
 /** Runs one statement on `url`. */
 export async function onServer(url, sql) {

@@ -12,7 +12,7 @@ import { onServer, openServer, withDatabase } from './database.mjs';
 const require = createRequire(import.meta.url);
 const { createAgentRuntimeDataSource } = require('../dist/src/database/data-source.factory.js');
 const { InvocationLedger } = require('../dist/src/ledger/invocation-ledger.js');
-const { ledgerStatements } = require('../dist/src/ledger/ledger-sql.js');
+const { ledgerStatements } = require('../dist/src/ledger/storage/ledger-sql.js');
 const { qualifiedTable } = require('../dist/src/database/qualified-table.js');
 
 const options = benchArgs(['invocations', 'reps', 'seconds', 'rounds']);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { runAgentRuntimeMigrations } from './database/data-source.factory';
-import { openProjectDatabase } from './database/embedded-postgres';
+import { openProjectDatabase } from './database/embedded/embedded-postgres';
 import { ReferenceAppModule } from './reference-app/reference-app.module';
 import { failureReportLines } from './database/failure-report';
 import { setUpReferenceApp } from './reference-app/reference-app.setup';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { runAgentRuntimeMigrations } from '../src/database/data-source.factory';
-import { startThrowawayPostgres, type DatabaseHandle } from '../src/database/embedded-postgres';
+import { startThrowawayPostgres, type DatabaseHandle } from '../src/database/embedded/embedded-postgres';
 
 declare global {
   // eslint-disable-next-line no-var

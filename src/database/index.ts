@@ -4,8 +4,8 @@ export {
   type SchemaReport,
   type SchemaValidationOptions,
   type DedicatedConnection,
-} from './schema-validator';
-export type { SchemaMismatch, SchemaMismatchProperty } from './schema-comparison';
+} from './schema/schema-validator';
+export type { SchemaMismatch, SchemaMismatchProperty } from './schema/schema-comparison';
 export { SchemaValidatorError, type SchemaValidatorErrorCode } from './schema-validator.errors';
 export {
   defineTableSpec,
@@ -21,7 +21,7 @@ export {
   type TriggerTiming,
   type TriggerEvent,
   type TriggerLevel,
-} from './table-spec';
-export { fingerprintFunction } from './trigger-comparison';
+} from './schema/table-spec';
+export { fingerprintFunction } from './schema/trigger-comparison';
 export { agentRuntimeDataSourceOptions, createAgentRuntimeDataSource, runAgentRuntimeMigrations } from './data-source.factory';
 export { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';

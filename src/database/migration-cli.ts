@@ -1,6 +1,6 @@
 import { createAgentRuntimeDataSource } from './data-source.factory';
 import { failureReportLines } from './failure-report';
-import { openProjectDatabase } from './embedded-postgres';
+import { openProjectDatabase } from './embedded/embedded-postgres';
 
 /**
  * `npm run migration:run` / `npm run migration:show`: against `DATABASE_URL`, or the project's

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { MigrationObjects } from '../../migrations';
-import type { SchemaMismatch } from './schema-comparison';
+import type { SchemaMismatch } from './schema/schema-comparison';
 import { SchemaValidatorError } from './schema-validator.errors';
 
 const STATE_SQL = `

@@ -1,6 +1,6 @@
 import type { HttpErrorTable } from '../http/http-error-mapper';
 import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
-import type { SchemaMismatch } from './schema-comparison';
+import type { SchemaMismatch } from './schema/schema-comparison';
 
 const SCHEMA_VALIDATOR_ERROR_CODES = Object.freeze(['database_unreachable', 'catalog_read_failed', 'schema_mismatch'] as const);
 

@@ -1,4 +1,6 @@
 import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
+import { readOptions } from '../shared/options/option-reader';
+import { integerIn } from '../shared/options/option-rules';
 import { classifyFailure } from './postgres-failure';
 import type { PgPool, StatementRows } from './postgres-pool';
 import { connectGuarded, type StatementFailureMapper } from './statement-runner';
@@ -61,10 +63,13 @@ export async function runTransactionOn<T, E>(
 /** How a transaction ended; a failed one says whether its connection may serve again. */
 type TransactionOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown; readonly usable: boolean };
 
+const TRANSACTION_OPTION_RULES = { statementTimeoutMs: integerIn(1) };
+
 function beginStatement(options: TransactionOptions): string {
-  const timeout = options.statementTimeoutMs;
+  const read = readOptions(options, TRANSACTION_OPTION_RULES, { name: 'options', unknownKeys: 'ignore' });
+  if (!read.ok) throw new TypeError(read.fields[0] === 'options' ? 'transaction options must be a plain object' : 'statementTimeoutMs must be a positive safe integer');
+  const timeout = read.values.statementTimeoutMs as number | undefined;
   if (timeout === undefined) return 'BEGIN';
-  if (!Number.isSafeInteger(timeout) || timeout < 1) throw new TypeError('statementTimeoutMs must be a positive safe integer');
   // a simple-protocol query (no parameters) may carry several statements: one round trip
   return `BEGIN; SET LOCAL statement_timeout = ${timeout}`;
 }

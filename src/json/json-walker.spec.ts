@@ -1,5 +1,4 @@
 import { canonicalJson } from './canonical-json';
-import { jsonStringBytes, numberLength, sortedOrder } from './json-walker';
 import { measure, measureJson } from './measure';
 import { JsonError } from './json.errors';
 import { expectExceededBelow } from './testing/measure-fixtures';
@@ -22,98 +21,6 @@ function reference(value: unknown): string {
 }
 
 const thrown = (run: () => unknown) => thrownBy(run, JsonError);
-
-describe('jsonStringBytes', () => {
-  it('counts every BMP code unit as Buffer.byteLength(JSON.stringify(unit)), and -1 for a lone surrogate', () => {
-    for (let c = 0; c < 0x10000; c++) {
-      const s = String.fromCharCode(c);
-      const expected = s.isWellFormed() ? Buffer.byteLength(JSON.stringify(s), 'utf8') : -1;
-      if (jsonStringBytes(s) !== expected) throw new Error(`U+${c.toString(16)}: ${jsonStringBytes(s)} ≠ ${expected}`);
-    }
-  });
-
-  it.each([
-    ['', 2],
-    ['plain ascii', 13],
-    ['"quoted" \\ back/slash', 26],
-    ['\b\t\n\f\r', 12],
-    ['\u0000\u0001\u001f\u007f', 21],
-    ['é€', 7],
-    ['😀', 6],
-    ['a😀b\u{10ffff}', 12],
-    ['\u2028\u2029', 8],
-  ])('counts %j as %i bytes, like JSON.stringify', (s, bytes) => {
-    expect(jsonStringBytes(s)).toBe(bytes);
-    expect(jsonStringBytes(s)).toBe(Buffer.byteLength(JSON.stringify(s), 'utf8'));
-  });
-
-  it.each(['\ud800', '\udc00', 'a\ud83d', '\ude00a', 'x\ud83d\ude00\ud800', '\ud83d\ud83d\ude00', '\udbff\u0041'])(
-    'returns -1 for %j, which holds a lone surrogate',
-    (s) => {
-      expect(jsonStringBytes(s)).toBe(-1);
-    },
-  );
-});
-
-describe('numberLength', () => {
-  it('equals String(n).length for integers around every power of ten and the 32-bit edges', () => {
-    const numbers = [0, -0, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER];
-    for (let p = 1; p <= 1e22; p *= 10) numbers.push(p - 1, p, p + 1, -p + 1, -p, -p - 1);
-    for (const n of numbers) expect([n, numberLength(n)]).toEqual([n, String(n).length]);
-  });
-
-  it('equals String(n).length for fractions, exponents and extremes', () => {
-    for (const n of [0.5, -0.25, 1e-7, 1e21, 1e23, 0.1 + 0.2, 5e-324, -5e-324, Number.MAX_VALUE, 1 / 3, -1.5e-300]) {
-      expect([n, numberLength(n)]).toEqual([n, String(n).length]);
-    }
-  });
-
-  it('is -1 for NaN and the infinities', () => {
-    expect(numberLength(NaN)).toBe(-1);
-    expect(numberLength(Infinity)).toBe(-1);
-    expect(numberLength(-Infinity)).toBe(-1);
-  });
-
-  it('lets measure count numbers exactly', () => {
-    const numbers = [0, -0, 7, -7, 10, 99, 100, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 0.1, 1e21, -1e-7];
-    expect(measure(numbers, 1000)).toEqual({ exceeded: false, bytes: sizeOf(numbers) });
-  });
-});
-
-describe('sortedOrder', () => {
-  const reference = (keys: string[]) => keys.map((_, i) => i).sort((a, b) => (keys[a] < keys[b] ? -1 : 1));
-
-  it('is null for keys already in UTF-16 code-unit order, and for fewer than two keys', () => {
-    expect(sortedOrder([])).toBeNull();
-    expect(sortedOrder(['z'])).toBeNull();
-    expect(sortedOrder(['1', '10', '9', 'a', 'b\u00e9', '\u{10000}', '\uffff'])).toBeNull();
-  });
-
-  it('sorts by UTF-16 code units, for few keys (insertion sort) and many (built-in sort)', () => {
-    let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const alphabet = ['a', 'b', 'Z', '0', '9', 'é', '\uffff', '\u{10000}', '\ud7ff', '_'];
-    for (const n of [2, 3, 8, 24, 25, 40, 200]) {
-      for (let round = 0; round < 20; round++) {
-        const keys = new Set<string>();
-        while (keys.size < n) {
-          let key = '';
-          for (let i = Math.floor(random() * 4); i >= 0; i--) key += alphabet[Math.floor(random() * alphabet.length)];
-          keys.add(key);
-        }
-        const list = [...keys];
-        const order = sortedOrder(list);
-        expect(order ?? list.map((_, i) => i)).toEqual(reference(list));
-      }
-    }
-  });
-
-  it('sorts keys that arrive in reverse order', () => {
-    expect(sortedOrder(['c', 'b', 'a'])).toEqual([2, 1, 0]);
-    const many = Array.from({ length: 100 }, (_, i) => `k${String(99 - i).padStart(3, '0')}`);
-    expect(sortedOrder(many)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
-  });
-});
 
 describe('objects sharing a shape (the same keys in the same order)', () => {
   const hit = (i: number) => ({ title: `t${i} é`, id: i, 'ké\n"y': [i, 'x'], '😀': null, a: i % 2 === 0 });

@@ -1,4 +1,7 @@
 import { types } from 'node:util';
+import { KeyShapes, MAX_SHAPE_KEYS, sortedOrder, type Shape } from './json-key-shapes';
+import { jsonStringBytes, numberLength } from './json-text-size';
+import { ACCESSOR, Frame } from './json-walk-frame';
 import { JsonError } from './json.errors';
 
 /** `details.kind` of `unsupported_json_term` (spec 02 §2.1). */
@@ -23,134 +26,6 @@ export interface WalkResult {
   readonly bytes: number;
 }
 
-const ACCESSOR: unique symbol = Symbol('accessor');
-
-/**
- * UTF-8 bytes of each UTF-16 code unit in `JSON.stringify` string form: 1 for printable ASCII, 2 for
- * the short escapes (`\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`), 6 for other controls (`\u00xx`),
- * 2 below U+0800, 3 above; 0 marks a surrogate, counted with its pair. One table lookup per code
- * unit is cheaper than a chain of range tests (64 KiB, filled natively at load).
- */
-const JSON_UNIT_BYTES = new Uint8Array(0x10000).fill(3).fill(2, 0x80, 0x800).fill(0, 0xd800, 0xe000).fill(1, 0x20, 0x80).fill(6, 0, 0x20);
-for (const c of [0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x22, 0x5c]) JSON_UNIT_BYTES[c] = 2;
-
-/** UTF-8 bytes of `JSON.stringify(s)`, quotes included; -1 when `s` holds a lone surrogate. */
-export function jsonStringBytes(s: string): number {
-  let bytes = 2;
-  const n = s.length;
-  for (let i = 0; i < n; i++) {
-    const unit = JSON_UNIT_BYTES[s.charCodeAt(i)];
-    if (unit !== 0) bytes += unit;
-    else if (s.charCodeAt(i) <= 0xdbff && i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else return -1;
-  }
-  return bytes;
-}
-
-/**
- * Length of `String(n)` (the canonical form of a number); -1 for `NaN` and `±Infinity`. A 32-bit
- * integer (`-0` included, which prints as `0`) is counted without building its string.
- */
-export function numberLength(n: number): number {
-  if ((n | 0) === n) return n < 0 ? 1 + digits(-n) : digits(n);
-  return Number.isFinite(n) ? String(n).length : -1;
-}
-
-/** Decimal digits of an integer 0 ≤ n ≤ 2^31. */
-function digits(n: number): number {
-  if (n < 1e5) return n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : n < 1e4 ? 4 : 5;
-  return n < 1e6 ? 6 : n < 1e7 ? 7 : n < 1e8 ? 8 : n < 1e9 ? 9 : 10;
-}
-
-/**
- * Positions of `keys` in UTF-16 code-unit order (keys are distinct); `null` when they already are in
- * that order. Insertion sort for a few keys, the built-in sort otherwise.
- */
-export function sortedOrder(keys: readonly string[]): number[] | null {
-  const n = keys.length;
-  let i = 1;
-  while (i < n && keys[i - 1] < keys[i]) i++;
-  if (i >= n) return null;
-  const order: number[] = [];
-  for (let k = 0; k < n; k++) order.push(k);
-  if (n > INSERTION_SORT_MAX) return order.sort((a, b) => (keys[a] < keys[b] ? -1 : 1));
-  for (; i < n; i++) {
-    const key = keys[i];
-    let j = i - 1;
-    while (j >= 0 && keys[order[j]] > key) {
-      order[j + 1] = order[j];
-      j--;
-    }
-    order[j + 1] = i;
-  }
-  return order;
-}
-
-const INSERTION_SORT_MAX = 24;
-
-/** Objects with at most this many members share a {@link Shape} with others that have the same keys. */
-const MAX_SHAPE_KEYS = 64;
-/** Shapes kept per first key in one walk; beyond it the oldest is forgotten. */
-const MAX_SHAPES_PER_FIRST_KEY = 4;
-
-/**
- * The sorted order and the exact size of one list of keys, worked out once per walk for every
- * object whose emitted members have exactly these keys in this enumeration order (objects parsed
- * from the same JSON shape), so their keys are neither scanned nor sorted again.
- */
-class Shape {
-  /** `"key":` of each key in sorted order, for canonicalJson; built on first use. */
-  texts: string[] | null = null;
-
-  constructor(
-    readonly keys: readonly string[],
-    readonly order: readonly number[] | null,
-    /**
-     * What escapes and multi-byte characters add to the keys in JSON string form, beyond the
-     * `len(key) + 2` counted for each when it was collected (with its colon, its value's first byte
-     * and a comma); -1 when a key holds a lone surrogate (then each key is scanned as it is written,
-     * so the error is reported in canonical order).
-     */
-    readonly keyBytes: number,
-    public next: Shape | null,
-  ) {}
-
-  matches(keys: readonly string[]): boolean {
-    const own = this.keys;
-    if (own.length !== keys.length) return false;
-    for (let i = 0; i < own.length; i++) if (own[i] !== keys[i]) return false;
-    return true;
-  }
-}
-
-/**
- * One container on the stack. Frames are reused as the stack shrinks and grows again, so a walk
- * allocates one per nesting level rather than one per container.
- */
-class Frame {
-  container: object = NO_CONTAINER;
-  index = 0;
-  length = 0;
-  /** Keys of the emitted members of a plain object, in enumeration order; `null` for an array. */
-  keys: string[] | null = null;
-  /** Their values (or {@link ACCESSOR}), aligned with `keys`. */
-  values: unknown[] | null = null;
-  /** `keys` positions in sorted order; `null` when `keys` are sorted already. */
-  order: readonly number[] | null = null;
-  /** The shape whose keys were counted in full when the object was collected, if any. */
-  shape: Shape | null = null;
-
-  /** Position in `keys`/`values` of the `index`-th member in canonical order. */
-  at(index: number): number {
-    return this.order === null ? index : this.order[index];
-  }
-}
-
-/** What a frame holds before its first use. */
-const NO_CONTAINER: object = Object.freeze({});
-
 /** Ancestors this close to the top of the stack are compared one by one (cheaper than hashing). */
 const NEAR = 32;
 /** Deeper ancestors are remembered in a set at every this many levels. */
@@ -174,7 +49,7 @@ class JsonWalker {
   /** Containers on the stack at depths that are multiples of {@link SAMPLE_EVERY}, beyond {@link NEAR}. */
   private readonly sampledAncestors = new Set<object>();
   /** Shapes seen in this walk, by their first key. */
-  private shapes: Map<string, Shape> | null = null;
+  private shapes: KeyShapes | null = null;
 
   constructor(
     private readonly limit: number,
@@ -205,7 +80,7 @@ class JsonWalker {
         if (!this.visit(element === undefined ? null : element, 1)) return false;
       } else {
         const at = frame.at(index);
-        if (frame.shape !== null) this.out?.push(this.keyText(frame.shape, index));
+        if (frame.shape !== null) this.out?.push(frame.shape.text(index));
         else if (!this.key(keys[at])) return false;
         const member = (frame.values as unknown[])[at];
         if (member === ACCESSOR) throw this.unsupported('accessor');
@@ -284,19 +159,6 @@ class JsonWalker {
     return this.grow(bytes - key.length - 2);
   }
 
-  /** `"key":` of the `index`-th member in sorted order of an object of `shape`. */
-  private keyText(shape: Shape, index: number): string {
-    let texts = shape.texts;
-    if (texts === null) {
-      texts = [];
-      for (let i = 0; i < shape.keys.length; i++) {
-        texts.push(`${JSON.stringify(shape.keys[shape.order === null ? i : shape.order[i]])}:`);
-      }
-      shape.texts = texts;
-    }
-    return texts[index];
-  }
-
   private container(value: object, reserved: number): boolean {
     // isProxy runs no trap; everything after it may safely touch the object
     if (types.isProxy(value)) throw this.unsupported('non_plain_object');
@@ -350,7 +212,7 @@ class JsonWalker {
     if (count < 2) order = null;
     else if (count > MAX_SHAPE_KEYS) order = sortedOrder(keys);
     else {
-      shape = this.shapeOf(keys);
+      shape = (this.shapes ??= new KeyShapes()).of(keys, this.meter);
       order = shape.order;
       if (shape.keyBytes < 0) shape = null;
       else if (!this.grow(shape.keyBytes)) return false;
@@ -361,29 +223,6 @@ class JsonWalker {
     frame.order = order;
     frame.shape = shape;
     return true;
-  }
-
-  /** The shape of `keys` (2 ≤ length ≤ {@link MAX_SHAPE_KEYS}), found or worked out now. */
-  private shapeOf(keys: string[]): Shape {
-    const shapes = (this.shapes ??= new Map<string, Shape>());
-    const first = shapes.get(keys[0]) ?? null;
-    for (let known = first; known !== null; known = known.next) if (known.matches(keys)) return known;
-    let keyBytes = 0;
-    for (let i = 0; i < keys.length; i++) {
-      if (this.meter) this.meter.steps += keys[i].length;
-      const bytes = jsonStringBytes(keys[i]);
-      if (bytes < 0) {
-        keyBytes = -1;
-        break;
-      }
-      keyBytes += bytes - keys[i].length - 2;
-    }
-    const shape = new Shape(keys.slice(), sortedOrder(keys), keyBytes, first);
-    shapes.set(keys[0], shape);
-    let last = shape;
-    for (let kept = 1; kept < MAX_SHAPES_PER_FIRST_KEY && last.next !== null; kept++) last = last.next;
-    last.next = null;
-    return shape;
   }
 
   /** The next frame, reused when a container at this depth was walked before. */

@@ -1,43 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { isValidId } from '../shared/ids/id-rule';
 import type { DataSource } from 'typeorm';
-import { systemClock, type Clock } from '../shared/time/clock';
-import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
-import { DEFAULT_RECONNECT_BACKOFF, type InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
-import { poolOf, type PgPool } from '../database/postgres-pool';
-import { within } from '../shared/time/timeout';
-import type {
-  ClaimOptions,
-  ExpiredOptions,
-  InvocationLedgerDeps,
-  InvocationMetadata,
-  LeaseOptions,
-  LedgerState,
-  LedgerStatus,
-  NowOption,
-} from './invocation-ledger.types';
-import {
-  TERMINAL_PHASES,
-  toInvocationRecord,
-  type ClaimResult,
-  type InvocationPhase,
-  type InvocationRecord,
-  type InvocationRow,
-  type TerminalPhase,
-} from './invocation-record';
-import { callOptions, explicitNow, invalidArgument, invocationId, jsonDocument, leaseMs, ownerToken } from './ledger-arguments';
-import { ledgerStatement as runStatement } from './ledger-connection';
+import { DEFAULT_RECONNECT_BACKOFF } from '../database/instance-lock';
+import { systemClock } from '../shared/time/clock';
+import type { ClaimOptions, ExpiredOptions, InvocationLedgerDeps, InvocationMetadata, LeaseOptions, LedgerStatus, NowOption } from './invocation-ledger.types';
+import { TERMINAL_PHASES, toInvocationRecord, type ClaimResult, type InvocationRecord, type InvocationRow, type TerminalPhase } from './invocation-record';
+import { callOptions, expiredLimit, explicitNow, invocationId, jsonDocument, leaseMs, newRow, ownerToken, projectedOutcome } from './ledger-arguments';
+import { ledgerStatement as runStatement } from './storage/ledger-connection';
+import { LedgerLifecycle, type LedgerOperationBody } from './ledger-lifecycle';
 import { resolveLedgerOptions, type InvocationLedgerOptions, type ResolvedLedgerOptions } from './ledger-options';
-import type { LedgerStatements, Verdict } from './ledger-sql';
-import { openLedgerInstance } from './ledger-startup';
-import { DEFAULT_EXPIRED_LIMIT, LEASE_EXPIRED_OUTCOME, LEDGER_OPERATION_EVENT, MAX_EXPIRED_LIMIT, type LedgerOperationEvent } from './ledger.constants';
+import type { Verdict } from './storage/ledger-sql';
+import { LEASE_EXPIRED_OUTCOME } from './ledger.constants';
 import { LedgerError, type LedgerOperation } from './ledger.errors';
 import { REASON_CODE } from './outcome-projection';
 
 export type { ClaimOptions, ExpiredOptions, InvocationLedgerDeps, InvocationMetadata, LeaseOptions, LedgerState, LedgerStatus, NowOption } from './invocation-ledger.types';
-
-/** Time allowed to in-flight operations when the ledger closes. */
-export const CLOSE_GRACE_MS = 5000;
 
 /**
  * The durable invocation ledger (spec 04 §5): one row per invocation, a fenced lease that lets
@@ -55,23 +31,9 @@ export const CLOSE_GRACE_MS = 5000;
 export class InvocationLedger {
   private readonly id: string;
   private readonly settings: ResolvedLedgerOptions | LedgerError;
-  private readonly clock: Clock;
-  private readonly events: TelemetrySink | undefined;
-  private readonly backoff: ReconnectBackoff;
-  private state: LedgerState = 'new';
-  private pool: PgPool | null = null;
-  private statements: LedgerStatements | null = null;
-  private lock: InstanceLock | null = null;
-  private starting: Promise<void> | null = null;
-  private closing: Promise<void> | null = null;
-  private inFlight = 0;
-  private onIdle: (() => void) | null = null;
+  private readonly lifecycle: LedgerLifecycle;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    options?: InvocationLedgerOptions,
-    deps: InvocationLedgerDeps = {},
-  ) {
+  constructor(dataSource: DataSource, options?: InvocationLedgerOptions, deps: InvocationLedgerDeps = {}) {
     let settings: ResolvedLedgerOptions | LedgerError;
     try {
       settings = resolveLedgerOptions(options);
@@ -80,9 +42,11 @@ export class InvocationLedger {
     }
     this.settings = settings;
     this.id = LedgerError.isLedgerError(settings) ? randomUUID() : settings.instanceId;
-    this.clock = deps.clock ?? systemClock;
-    this.events = deps.events;
-    this.backoff = deps.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF;
+    this.lifecycle = new LedgerLifecycle(dataSource, settings, {
+      clock: deps.clock ?? systemClock,
+      events: deps.events,
+      backoff: deps.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF,
+    });
   }
 
   /** Id of this instance (option `instanceId`, default a random UUID); the owner id on its claims. */
@@ -97,11 +61,11 @@ export class InvocationLedger {
 
   /** True while this instance holds its instance lock, i.e. other instances see it as alive. */
   get lockHeld(): boolean {
-    return this.lock?.held ?? false;
+    return this.lifecycle.lockHeld;
   }
 
   status(): LedgerStatus {
-    return Object.freeze({ state: this.state, lock_held: this.lockHeld });
+    return this.lifecycle.status();
   }
 
   /**
@@ -111,18 +75,7 @@ export class InvocationLedger {
    * `connectRetries` retries. A failed start leaves the ledger unstarted; it may be started again.
    */
   start(): Promise<void> {
-    if (this.state !== 'new') return Promise.reject(new LedgerError('invalid_ledger_handle'));
-    this.state = 'starting';
-    this.starting = this.startOnce().then(
-      () => {
-        this.state = 'started';
-      },
-      (error: unknown) => {
-        this.state = 'new';
-        throw error;
-      },
-    );
-    return this.starting;
+    return this.lifecycle.start();
   }
 
   /**
@@ -131,14 +84,13 @@ export class InvocationLedger {
    * instances at once. Idempotent.
    */
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
+    return this.lifecycle.close();
   }
 
   /** Inserts a new invocation in phase `ready`, revision 0 (`already_exists` if the id is taken). */
   create(id: string, metadata: InvocationMetadata, checkpoint: unknown, options?: NowOption): Promise<InvocationRecord> {
     return this.operate('create', async (pool, sql, settings) => {
-      const row = newRow('create', id, metadata, checkpoint, settings);
+      const row = newRow('create', id, metadata, checkpoint, settings.maxDocumentBytes);
       const now = explicitNow('create', callOptions('create', options, ['now']).now);
       const rows = await runStatement(pool, sql.create, [...row, now]);
       if (rows.length === 0) throw new LedgerError('already_exists');
@@ -154,7 +106,7 @@ export class InvocationLedger {
    */
   createAndClaim(id: string, metadata: InvocationMetadata, checkpoint: unknown, options: ClaimOptions): Promise<ClaimResult> {
     return this.operate('create_and_claim', async (pool, sql, settings) => {
-      const row = newRow('create_and_claim', id, metadata, checkpoint, settings);
+      const row = newRow('create_and_claim', id, metadata, checkpoint, settings.maxDocumentBytes);
       const o = callOptions('create_and_claim', options, ['ownerToken', 'leaseMs', 'now']);
       const lease = leaseMs('create_and_claim', o.leaseMs);
       const token = o.ownerToken === undefined ? randomUUID() : ownerToken('create_and_claim', o.ownerToken, 'ownerToken');
@@ -222,7 +174,7 @@ export class InvocationLedger {
         throw new LedgerError('invalid_terminal_phase', { phase: typeof phase === 'string' && REASON_CODE.test(phase) ? phase : null });
       }
       const now = explicitNow('finish', callOptions('finish', options, ['now']).now);
-      const stored = phase === 'failed' || phase === 'cancelled' ? projected(settings, phase, outcome) : outcome;
+      const stored = phase === 'failed' || phase === 'cancelled' ? projectedOutcome(settings.sanitizeTerminalOutcome, phase, outcome) : outcome;
       const outcomeJson = stored === undefined ? null : jsonDocument('finish', 'outcome', stored, settings.maxDocumentBytes);
       const checkpointJson = checkpoint === undefined ? null : jsonDocument('finish', 'checkpoint', checkpoint, settings.maxDocumentBytes);
       return decided(await runStatement(pool, sql.finish, [key, fence, now, phase, outcomeJson, checkpointJson]));
@@ -289,87 +241,12 @@ export class InvocationLedger {
    * True when the ledger is started, holds its instance lock, and both the pool and the lock
    * connection answer `SELECT 1` within `timeoutMs`.
    */
-  async isHealthy(timeoutMs = 1000): Promise<boolean> {
-    const pool = this.pool;
-    const lock = this.lock;
-    if (this.state !== 'started' || !pool || !lock?.held) return false;
-    const [poolAnswers, lockAnswers] = await Promise.all([
-      within(runStatement(pool, 'SELECT 1', []), timeoutMs, this.clock).then(
-        () => true,
-        () => false,
-      ),
-      lock.ping(timeoutMs),
-    ]);
-    return poolAnswers && lockAnswers && lock.held;
+  isHealthy(timeoutMs = 1000): Promise<boolean> {
+    return this.lifecycle.isHealthy(timeoutMs);
   }
 
-  private async startOnce(): Promise<void> {
-    const settings = this.settings;
-    if (LedgerError.isLedgerError(settings)) throw settings;
-    const pool = poolOf(this.dataSource);
-    if (!pool) throw new LedgerError('invalid_ledger_options', { field: 'dataSource' });
-    const opened = await openLedgerInstance(this.dataSource, pool, settings, this.clock, this.backoff);
-    this.pool = pool;
-    this.statements = opened.statements;
-    this.lock = opened.lock;
-  }
-
-  private async shutdown(): Promise<void> {
-    if (this.state === 'starting') await this.starting?.catch(() => undefined);
-    this.state = 'closing';
-    await this.settled(CLOSE_GRACE_MS);
-    await this.lock?.close();
-    this.state = 'closed';
-  }
-
-  private settled(graceMs: number): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = this.clock.setTimer(done, graceMs);
-      const clock = this.clock;
-      this.onIdle = done;
-      function done(): void {
-        clock.clearTimer(timer);
-        resolve();
-      }
-    });
-  }
-
-  /** Runs an operation of a started ledger, counting it in flight and reporting it to telemetry. */
-  private async operate<T>(
-    operation: LedgerOperation,
-    body: (pool: PgPool, statements: LedgerStatements, settings: ResolvedLedgerOptions) => Promise<T>,
-  ): Promise<T> {
-    const startedAt = this.clock.monotonicNow();
-    const { pool, statements, settings } = this;
-    if (this.state !== 'started' || !pool || !statements || LedgerError.isLedgerError(settings)) {
-      const error = new LedgerError('invalid_ledger_handle');
-      this.report(operation, error.code, startedAt, null);
-      throw error;
-    }
-    this.inFlight += 1;
-    try {
-      const result = await body(pool, statements, settings);
-      this.report(operation, 'ok', startedAt, phaseOf(result));
-      return result;
-    } catch (error) {
-      const failure = LedgerError.isLedgerError(error) ? error : new LedgerError('ledger_unavailable');
-      this.report(operation, failure.code, startedAt, null);
-      throw failure;
-    } finally {
-      this.inFlight -= 1;
-      if (this.inFlight === 0 && this.onIdle) {
-        const onIdle = this.onIdle;
-        this.onIdle = null;
-        onIdle();
-      }
-    }
-  }
-
-  private report(operation: LedgerOperation, outcome: LedgerOperationEvent['outcome'], startedAt: number, phase: InvocationPhase | null): void {
-    if (!this.events) return;
-    const event: LedgerOperationEvent = Object.freeze({ operation, outcome, duration_ms: this.clock.monotonicNow() - startedAt, phase });
-    emitSafely(this.events, LEDGER_OPERATION_EVENT, event);
+  private operate<T>(operation: LedgerOperation, body: LedgerOperationBody<T>): Promise<T> {
+    return this.lifecycle.operate(operation, body);
   }
 }
 
@@ -380,35 +257,4 @@ function decided(rows: Array<Record<string, unknown>>): InvocationRecord {
   const verdict = row.verdict as Verdict;
   if (verdict !== 'ok') throw new LedgerError(verdict);
   return toInvocationRecord(row as unknown as InvocationRow);
-}
-
-/** Validated id, metadata and checkpoint of a new row: the first five parameters of its insert. */
-function newRow(operation: LedgerOperation, id: string, metadata: InvocationMetadata, checkpoint: unknown, settings: ResolvedLedgerOptions): unknown[] {
-  const key = invocationId(operation, id);
-  const meta = callOptions(operation, metadata, ['workflowId', 'workflowVersion', 'kind'], 'metadata');
-  for (const field of ['workflowId', 'workflowVersion', 'kind']) if (!isValidId(meta[field])) throw invalidArgument(operation, field);
-  const json = jsonDocument(operation, 'checkpoint', checkpoint, settings.maxDocumentBytes);
-  return [key, meta.workflowId, meta.workflowVersion, meta.kind, json];
-}
-
-/** `limit` of the expiry scans: an integer 1..1000, default 100. */
-function expiredLimit(operation: LedgerOperation, value: unknown): number {
-  if (value === undefined) return DEFAULT_EXPIRED_LIMIT;
-  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > MAX_EXPIRED_LIMIT) throw invalidArgument(operation, 'limit');
-  return value as number;
-}
-
-/** The stored outcome of `failed`/`cancelled`; a throwing projection is the caller's bad argument. */
-function projected(settings: ResolvedLedgerOptions, phase: 'failed' | 'cancelled', outcome: unknown): unknown {
-  try {
-    return settings.sanitizeTerminalOutcome(phase, outcome);
-  } catch {
-    throw invalidArgument('finish', 'outcome');
-  }
-}
-
-function phaseOf(result: unknown): InvocationPhase | null {
-  if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
-  const record = 'invocation' in result ? (result as ClaimResult).invocation : (result as InvocationRecord);
-  return record.phase ?? null;
 }

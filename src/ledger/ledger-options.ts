@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { isPostgresIdentifier } from '../database/table-spec';
+import { isPostgresIdentifier } from '../database/schema/table-spec';
 import { optionFailureDetails, readOptions, type OptionRules } from '../shared/options/option-reader';
 import { integerIn, isBoolean, isFunction } from '../shared/options/option-rules';
-import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './ledger.schema';
+import { DEFAULT_LEDGER_TABLE, isLedgerTableName } from './storage/ledger.schema';
 import { LedgerError } from './ledger.errors';
 import { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';
 import { isTokenId } from '../shared/ids/id-rule';

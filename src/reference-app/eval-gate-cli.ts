@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { runAgentRuntimeMigrations } from '../database/data-source.factory';
-import { openProjectDatabase } from '../database/embedded-postgres';
+import { openProjectDatabase } from '../database/embedded/embedded-postgres';
 import { classifyFailure } from '../database/postgres-failure';
 import { runEvalGate } from '../evaluation/eval-gate';
 import { toleranceOf } from '../evaluation/evaluation-http-params';

@@ -6,6 +6,7 @@ import { isNonEmptyString } from '../shared/options/option-rules';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 import { createRuntimeServices } from './bundle/runtime-services-factory';
+import { readProfileOptions } from './profile/service-profile';
 import { RuntimeServiceError } from './runtime-service.errors';
 import { RuntimeServicesHealthIndicator } from './runtime-services.health';
 import { MemoryOutbox } from './memory-outbox.provider';
@@ -40,7 +41,7 @@ function supervisorProvider(declared: DeclaredOptions<'dataSourceName'>): Provid
   return {
     provide: RuntimeServiceSupervisor,
     inject: [RUNTIME_SERVICES_MODULE_OPTIONS, { token: getDataSourceToken(declared.dataSourceName as string | undefined), optional: true }, ...optionalEventEmitter()],
-    useFactory: (options: { profile: unknown; config?: unknown }, dataSource: never, events?: unknown) =>
+    useFactory: (options: { profile: unknown; config: unknown }, dataSource: never, events?: unknown) =>
       createRuntimeServices(options.profile, options.config, { ...(dataSource ? { dataSource } : {}), events: asTelemetrySink(events) }),
   };
 }
@@ -81,6 +82,7 @@ const runtimeServicesModule = moduleBuilder<Omit<RuntimeServicesModuleOptions, '
   factoryMethod: 'createRuntimeServicesOptions',
   declared: { dataSourceName: isNonEmptyString },
   invalid: (details) => new RuntimeServiceError('invalid_runtime_service_profile_config', details),
+  resolve: readProfileOptions,
   metadata: (declared) => ({
     imports: [AgentRuntimeHealthModule],
     providers: [supervisorProvider(declared), RuntimeServicesHealthIndicator, MemoryOutbox],

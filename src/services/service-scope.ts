@@ -1,5 +1,5 @@
 import { canonicalJson } from '../json/canonical-json';
-import { readOwnData } from '../shared/options/option-reader';
+import { readOptions } from '../shared/options/option-reader';
 import { sha256Hex } from '../shared/text/sha256';
 import { RuntimeServiceError } from './runtime-service.errors';
 import type { ArtifactScope, MemoryScope } from './services.types';
@@ -15,21 +15,24 @@ export function isScopePart(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && !UNSTORABLE.test(value) && Buffer.byteLength(value, 'utf8') <= MAX_SCOPE_PART_BYTES;
 }
 
-/** `{appName, userId, sessionId?}` read from `value` (other keys ignored, no getter run); else `invalid_scope`. */
+const ARTIFACT_SCOPE_RULES = { appName: isScopePart, userId: isScopePart, sessionId: isScopePart };
+const MEMORY_SCOPE_RULES = { appName: isScopePart, userId: isScopePart };
+
+/** `{appName, userId, sessionId?}` read from `value` with the shared reader (other keys ignored, no getter run); else `invalid_scope`. */
 export function checkArtifactScope(value: unknown): ArtifactScope {
-  const own = readOwnData(value, ['appName', 'userId', 'sessionId']);
-  const { appName, userId, sessionId } = own?.values ?? {};
-  if (own === null || own.accessors.length > 0 || !isScopePart(appName) || !isScopePart(userId) || (sessionId !== undefined && !isScopePart(sessionId))) {
-    throw new RuntimeServiceError('invalid_scope');
-  }
+  const read = readOptions(value ?? null, ARTIFACT_SCOPE_RULES, { name: 'scope', unknownKeys: 'ignore' });
+  if (!read.ok) throw new RuntimeServiceError('invalid_scope');
+  const { appName, userId, sessionId } = read.values as Partial<ArtifactScope>;
+  if (appName === undefined || userId === undefined) throw new RuntimeServiceError('invalid_scope');
   return Object.freeze(sessionId === undefined ? { appName, userId } : { appName, userId, sessionId });
 }
 
-/** `{appName, userId}` read from `value` (other keys ignored, no getter run); else `invalid_memory_scope`. */
+/** `{appName, userId}` read from `value` with the shared reader (other keys ignored, no getter run); else `invalid_memory_scope`. */
 export function checkMemoryScope(value: unknown): MemoryScope {
-  const own = readOwnData(value, ['appName', 'userId']);
-  const { appName, userId } = own?.values ?? {};
-  if (own === null || own.accessors.length > 0 || !isScopePart(appName) || !isScopePart(userId)) throw new RuntimeServiceError('invalid_memory_scope');
+  const read = readOptions(value ?? null, MEMORY_SCOPE_RULES, { name: 'scope', unknownKeys: 'ignore' });
+  if (!read.ok) throw new RuntimeServiceError('invalid_memory_scope');
+  const { appName, userId } = read.values as Partial<MemoryScope>;
+  if (appName === undefined || userId === undefined) throw new RuntimeServiceError('invalid_memory_scope');
   return Object.freeze({ appName, userId });
 }
 

@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { findFreePort, startEmbeddedPostgres, type DatabaseHandle } from '../../src/database/embedded-postgres';
+import { findFreePort, startEmbeddedPostgres, type DatabaseHandle } from '../../src/database/embedded/embedded-postgres';
 import { runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
 import { eventually } from '../support/eventually';
 import { startClusterNode, type ClusterNode } from './support/cluster-node';

@@ -7,9 +7,9 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
-import { validateSchema } from '../../src/database/schema-validator';
-import type { SchemaMismatch } from '../../src/database/schema-comparison';
-import { describeTriggerSpec, fingerprintFunction } from '../../src/database/trigger-comparison';
+import { validateSchema } from '../../src/database/schema/schema-validator';
+import type { SchemaMismatch } from '../../src/database/schema/schema-comparison';
+import { describeTriggerSpec, fingerprintFunction } from '../../src/database/schema/trigger-comparison';
 import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE } from '../../src/policy/audit-log/audit-log.constants';
 import { AUDIT_HEAD_TABLE_SPEC, AUDIT_LOG_TABLE_SPEC, AUDIT_TABLE_SPECS, assertAuditLogSchema } from '../../src/policy/audit-log/audit-log.schema';
 import { verifyAuditChain } from '../../src/policy/audit-log/audit-chain-verification';

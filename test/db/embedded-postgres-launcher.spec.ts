@@ -3,9 +3,9 @@ import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { findFreePort, openProjectDatabase, startEmbeddedPostgres, startThrowawayPostgres } from '../../src/database/embedded-postgres';
+import { findFreePort, openProjectDatabase, startEmbeddedPostgres, startThrowawayPostgres } from '../../src/database/embedded/embedded-postgres';
 import { EmbeddedPostgresError } from '../../src/database/embedded-postgres.errors';
-import { findPostgresBinaries } from '../../src/database/postgres-binaries';
+import { findPostgresBinaries } from '../../src/database/embedded/postgres-binaries';
 
 const ROOT = resolve(__dirname, '../..');
 const AS_ROOT = process.getuid?.() === 0;
@@ -56,7 +56,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 /**
  * Forks plain Node (module resolution of Node, not of Jest) with an IPC channel, as Jest forks its
  * workers, and runs `script` there once the parent sends a message; the TypeScript sources are
- * transpiled on require. `launcher` in the script is src/database/embedded-postgres.ts.
+ * transpiled on require. `launcher` in the script is src/database/embedded/embedded-postgres.ts.
  */
 function forkNode(script: string): ChildProcess {
   const child = fork(
@@ -69,7 +69,7 @@ function forkNode(script: string): ChildProcess {
         compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true, experimentalDecorators: true },
       }).outputText, file);
       const onMessage = async () => {
-        const launcher = require(${JSON.stringify(join(ROOT, 'src/database/embedded-postgres.ts'))});
+        const launcher = require(${JSON.stringify(join(ROOT, 'src/database/embedded/embedded-postgres.ts'))});
         ${script}
       };
       process.on('message', onMessage);
@@ -216,7 +216,7 @@ describe('embedded Postgres launcher: packaging', () => {
         return {};
       });
       require('../../src');
-      const { startThrowawayPostgres: start } = require('../../src/database/embedded-postgres') as typeof import('../../src/database/embedded-postgres');
+      const { startThrowawayPostgres: start } = require('../../src/database/embedded/embedded-postgres') as typeof import('../../src/database/embedded/embedded-postgres');
       const server = await start();
       await server.stop();
     });

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import type { MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 import { EvaluationStore1764800000000, evalStoreDdl } from '../../migrations/1764800000000-evaluation-store';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import { createEvalStoreMigrations } from '../../src/evaluation/store/eval-store-migration';
 import { evalStoreTableSpecs, evalTableNames } from '../../src/evaluation/store/eval-store.schema';
 import { canonicalJson } from '../../src/json';

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgentRuntimeDataSource, runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
-import { findFreePort, startEmbeddedPostgres, type DatabaseHandle } from '../../src/database/embedded-postgres';
+import { findFreePort, startEmbeddedPostgres, type DatabaseHandle } from '../../src/database/embedded/embedded-postgres';
 import { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import type { InvocationRecord } from '../../src/ledger/invocation-record';
 import { ledgerError, META, useLedgerHarness } from '../support/ledger-harness';

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { invocationLedgerDdl } from '../../migrations/1764500000000-invocation-ledger';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import type { InvocationLedger } from '../../src/ledger/invocation-ledger';
 import type { TerminalPhase } from '../../src/ledger/invocation-record';
-import { LEDGER_TABLE_SPEC } from '../../src/ledger/ledger.schema';
+import { LEDGER_TABLE_SPEC } from '../../src/ledger/storage/ledger.schema';
 import { META, openLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
 import { LedgerModel, type LedgerCommand, type Prediction } from '../support/ledger-model';
 

@@ -1,8 +1,8 @@
 import type { MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
-import { validateSchema } from '../../src/database/schema-validator';
-import { createLedgerMigration } from '../../src/ledger/ledger-migration';
-import { LEDGER_TABLE_SPEC, ledgerTableSpec } from '../../src/ledger/ledger.schema';
+import { validateSchema } from '../../src/database/schema/schema-validator';
+import { createLedgerMigration } from '../../src/ledger/storage/ledger-migration';
+import { LEDGER_TABLE_SPEC, ledgerTableSpec } from '../../src/ledger/storage/ledger.schema';
 import { ledgerError, META, useLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
 import { startTcpProxy } from '../support/tcp-proxy';
 

@@ -1,4 +1,4 @@
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import { canonicalJson } from '../../src/json';
 import { MemoryOutbox1764900000002 } from '../../migrations/1764900000002-memory-outbox';
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
@@ -160,7 +160,9 @@ describe('§6.3–§6.4 enqueue and delivery', () => {
     expect(await refusal({ ...ok, adapterId: 'no spaces' })).toEqual(['invalid_memory_request', { field: 'adapterId' }]);
     expect(await refusal({ ...ok, maxAttempts: 0 })).toEqual(['invalid_memory_request', { field: 'maxAttempts' }]);
     expect(await refusal({ ...ok, maxAttempts: 4 })).toEqual(['memory_outbox_runner_max_attempts_exceeded', { limit: 'maxAttempts' }]);
-    expect(await refusal(Object.defineProperty({ ...ok }, 'events', { get: () => [], enumerable: true }))).toEqual(['invalid_memory_request', { field: 'request' }]);
+    expect(await refusal(Object.defineProperty({ ...ok }, 'events', { get: () => [], enumerable: true }))).toEqual(['invalid_memory_request', { field: 'events' }]);
+    expect(await refusal(null)).toEqual(['invalid_memory_request', { field: 'request' }]);
+    expect(await refusal({ ...ok, baseJobId: '', adapterId: 'no spaces' })).toEqual(['invalid_memory_request', { fields: ['adapterId', 'baseJobId'] }]);
     expect(await h().jobs()).toEqual([]);
     await outbox.enqueue({ ...ok, maxAttempts: 3 });
     expect((await h().jobs())[0].max_attempts).toBe(3);

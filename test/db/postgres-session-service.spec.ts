@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { RunnerSessions1764700000000 } from '../../migrations/1764700000000-runner-sessions';
 import { createAgentRuntimeDataSource } from '../../src/database/data-source.factory';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import { PostgresSessionService, type PostgresSessionServiceOptions } from '../../src/services/sessions/postgres-session-service';
 import { RunnerError } from '../../src/runner/runner.errors';
 import { SESSION_EVENT_TABLE_SPEC, SESSION_TABLE_SPEC } from '../../src/services/sessions/session.schema';

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { RuntimeArtifacts1764900000000 } from '../../migrations/1764900000000-runtime-artifacts';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import { ARTIFACT_TABLE_SPECS } from '../../src/services/artifacts/artifact.schema';
 import { PostgresArtifactAdapter } from '../../src/services/artifacts/postgres-artifact-adapter';
 import { randomId } from '../../src/shared/ids/random-id';
-import { describeArtifactAdapterContract, expectArtifactCapabilities, SECRET, serviceError } from '../support/artifact-adapter-contract';
+import { describeArtifactAdapterContract } from '../../src/services/artifacts/testing/artifact-adapter-contract';
+import { expectArtifactCapabilities, SECRET, serviceError } from '../../src/services/artifacts/testing/artifact-expectations';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 
 const MIB = 1024 * 1024;

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { RuntimeMemory1764900000001, runtimeMemoryDdl } from '../../migrations/1764900000001-runtime-memory';
-import { validateSchema } from '../../src/database/schema-validator';
+import { validateSchema } from '../../src/database/schema/schema-validator';
 import type { TransactionClient } from '../../src/database/transaction-runner';
 import { randomId } from '../../src/shared/ids/random-id';
 import { RuntimeServiceError } from '../../src/services/runtime-service.errors';
@@ -8,7 +8,7 @@ import { MEMORY_ENTRIES_TABLE, MEMORY_EPOCHS_TABLE, MEMORY_TABLE_SPECS } from '.
 import { POSTGRES_MEMORY_CAPABILITIES, PostgresMemoryAdapter, type PostgresMemoryAdapterDeps } from '../../src/services/memory/postgres-memory-adapter';
 import type { MemoryScope } from '../../src/services/services.types';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
-import { finalOutput, memoryEvent, memorySession } from '../support/memory-fixtures';
+import { finalOutput, memoryEvent, memorySession } from '../../src/services/memory/testing/memory-fixtures';
 import { eventually } from '../support/eventually';
 import { rejected } from '../../src/shared/testing/rejected';
 
@@ -165,7 +165,7 @@ describe('§1.5 capabilities', () => {
   it('refuses in-memory quota keys and malformed deps at construction', async () => {
     const dataSource = await sharedSource();
     expect(() => new PostgresMemoryAdapter(dataSource, { maxEntries: 5 })).toThrow(
-      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'memory', reason: 'adapter_unknown_keys', keys: ['maxEntries'] } }),
+      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'memory', reason: 'adapter_unknown_keys', field: 'maxEntries' } }),
     );
     expect(() => new PostgresMemoryAdapter(dataSource, {}, { schema: 'Bad-Schema' })).toThrow(TypeError);
     expect(() => new PostgresMemoryAdapter(dataSource, {}, { onErase: 'x' as never })).toThrow(TypeError);

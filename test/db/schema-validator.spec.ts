@@ -14,7 +14,7 @@ import {
   type TableSpec,
 } from '../../src/database';
 import { AgentRuntimeError, type ErrorDetails } from '../../src/shared/errors/agent-runtime-error';
-import { fingerprintFunction } from '../../src/database/trigger-comparison';
+import { fingerprintFunction } from '../../src/database/schema/trigger-comparison';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 
 const WIDGETS_SQL = `

@@ -12,7 +12,7 @@ import { AuditSink } from '../../src/policy/audit-log/audit-sink';
 import { AuditChainVerifier } from '../../src/policy/audit-log/audit-chain-verifier';
 import { AUDIT_LOG_TABLE, GENESIS_HASH } from '../../src/policy/audit-log/audit-log.constants';
 import { AUDIT_LOG_TABLE_SPEC } from '../../src/policy/audit-log/audit-log.schema';
-import { describeTriggerSpec } from '../../src/database/trigger-comparison';
+import { describeTriggerSpec } from '../../src/database/schema/trigger-comparison';
 import { verifyAuditChain } from '../../src/policy/audit-log/audit-chain-verification';
 import { canonicalJson } from '../../src/json';
 import { DeferredPostgresAuditLog } from '../../src/policy/audit-log/deferred-postgres-audit-log.service';

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { AdmissionError } from '../admission.errors';
 import type { PgPool } from '../../database/postgres-pool';
-import { assertSchema } from '../../database/schema-validator';
+import { assertSchema } from '../../database/schema/schema-validator';
 import { SchemaValidatorError, type SchemaReadFailureDetails } from '../../database/schema-validator.errors';
 import { runTransaction } from '../../database/transaction-runner';
 import { ClusterError } from '../../cluster/cluster.errors';

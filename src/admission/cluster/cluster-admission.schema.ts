@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** The one row holding the fingerprint of the cluster's admission limits. */
 export const ADMISSION_CONFIG_TABLE = 'agent_runtime_admission_config';

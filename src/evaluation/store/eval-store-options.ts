@@ -1,4 +1,4 @@
-import { isPostgresIdentifier } from '../../database/table-spec';
+import { isPostgresIdentifier } from '../../database/schema/table-spec';
 import { readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn, isBoolean } from '../../shared/options/option-rules';
 import { EvalServiceError } from '../eval.errors';

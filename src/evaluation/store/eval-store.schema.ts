@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** Default table prefix of the evaluation store (option `tablePrefix`). */
 export const DEFAULT_EVAL_TABLE_PREFIX = 'agent_runtime_eval_';

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { dedicatedConnectionOpener } from '../../database/dedicated-connection';
 import { classifyFailure } from '../../database/postgres-failure';
 import type { DedicatedClient } from '../../database/postgres-pool';
-import { assertSchema } from '../../database/schema-validator';
+import { assertSchema } from '../../database/schema/schema-validator';
 import { SchemaValidatorError } from '../../database/schema-validator.errors';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { retry } from '../../shared/time/retry';

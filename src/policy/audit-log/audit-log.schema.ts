@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { assertSchema, type SchemaValidationOptions } from '../../database/schema-validator';
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { assertSchema, type SchemaValidationOptions } from '../../database/schema/schema-validator';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 import { RuntimePolicyError } from '../runtime-policy.errors';
 import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE } from './audit-log.constants';
 

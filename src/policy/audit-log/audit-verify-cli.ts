@@ -1,5 +1,5 @@
 import { createAgentRuntimeDataSource } from '../../database/data-source.factory';
-import { openProjectDatabase } from '../../database/embedded-postgres';
+import { openProjectDatabase } from '../../database/embedded/embedded-postgres';
 import { classifyFailure } from '../../database/postgres-failure';
 import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 import { assertAuditLogSchema } from './audit-log.schema';

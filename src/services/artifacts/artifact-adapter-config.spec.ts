@@ -15,7 +15,7 @@ function failure(adapter: ArtifactAdapterKind, raw: unknown): unknown {
   throw new Error('expected a refusal');
 }
 
-const range = (option: string, valueRange: number[]) => ({ kind: 'artifact', reason: 'adapter_config', option, value_range: valueRange });
+const range = (field: string, valueRange: number[]) => ({ kind: 'artifact', reason: 'adapter_config', field, value_range: valueRange });
 
 describe('resolveArtifactAdapterConfig (spec 07 §2)', () => {
   it('applies the defaults of each adapter and freezes the result', () => {
@@ -47,9 +47,9 @@ describe('resolveArtifactAdapterConfig (spec 07 §2)', () => {
   });
 
   it('refuses keys of another adapter and unknown keys, sorted, with adapter_unknown_keys', () => {
-    expect(failure('postgres', { maxScopeBytes: 1, zeta: 1, maxScanEntries: 5 })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', keys: ['maxScanEntries', 'maxScopeBytes', 'zeta'] });
-    expect(failure('in_memory', { recoveryGraceMs: 1 })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', keys: ['recoveryGraceMs'] });
-    expect(failure('filesystem', { adapter: 'postgres' })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', keys: ['adapter'] });
+    expect(failure('postgres', { maxScopeBytes: 1, zeta: 1, maxScanEntries: 5 })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', fields: ['maxScanEntries', 'maxScopeBytes', 'zeta'] });
+    expect(failure('in_memory', { recoveryGraceMs: 1 })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', field: 'recoveryGraceMs' });
+    expect(failure('filesystem', { adapter: 'postgres' })).toEqual({ kind: 'artifact', reason: 'adapter_unknown_keys', field: 'adapter' });
   });
 
   it('refuses a value outside its own range with its value_range', () => {
@@ -75,8 +75,8 @@ describe('resolveArtifactAdapterConfig (spec 07 §2)', () => {
   });
 
   it('refuses a value that is not a plain object, and an accessor without calling it', () => {
-    expect(failure('postgres', [])).toEqual({ kind: 'artifact', reason: 'expected_object', option: 'adapterConfig' });
-    expect(failure('postgres', 'x')).toEqual({ kind: 'artifact', reason: 'expected_object', option: 'adapterConfig' });
+    expect(failure('postgres', [])).toEqual({ kind: 'artifact', reason: 'expected_object', field: 'adapterConfig' });
+    expect(failure('postgres', 'x')).toEqual({ kind: 'artifact', reason: 'expected_object', field: 'adapterConfig' });
     const getter = jest.fn(() => 5);
     expect(failure('postgres', Object.defineProperty({}, 'maxPageLimit', { get: getter, enumerable: true }))).toEqual(range('maxPageLimit', [1, 10_000]));
     expect(getter).not.toHaveBeenCalled();

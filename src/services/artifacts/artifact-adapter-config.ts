@@ -1,6 +1,4 @@
-import { integerIn } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
-import { RuntimeServiceError } from '../runtime-service.errors';
+import { readAdapterConfig } from '../config-reader';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -103,17 +101,14 @@ export const ARTIFACT_ADAPTER_OPTION_RULES: Readonly<Record<ArtifactAdapterKind,
   }),
 });
 
-const componentError = (details: Record<string, string | readonly string[] | readonly number[]>) =>
-  new RuntimeServiceError('invalid_runtime_service_component_config', { kind: 'artifact', ...details });
-
 /**
  * The `adapterConfig` of an artifact adapter with its defaults applied (frozen). Own data properties
- * only, no getter called; `undefined` means the default. Unknown keys (the quota keys are unknown
- * to `postgres` and `filesystem`) → `invalid_runtime_service_component_config` `{kind: 'artifact',
- * reason: 'adapter_unknown_keys', keys}`; a value that is not an integer of its range, or that breaks
- * a rule between keys, → `{kind: 'artifact', reason: 'adapter_config', option, value_range: [min,
- * max]}` where the range is the one allowed given the other keys; a value that is not a plain object
- * → `{kind: 'artifact', reason: 'expected_object', option: 'adapterConfig'}`. Keys are checked in
+ * only, no getter called; `undefined` means the default. Refusals are
+ * `invalid_runtime_service_component_config` with `{kind: 'artifact', reason}`: unknown keys (the
+ * quota keys are unknown to `postgres` and `filesystem`) → `adapter_unknown_keys` + `field`/sorted
+ * `fields`; a value that is not an integer of its range, or that breaks a rule between keys, →
+ * `adapter_config` + `field` + `value_range: [min, max]`, the range allowed given the other keys; a
+ * value that is not a plain object → `expected_object` + `field: 'adapterConfig'`. Keys are checked in
  * sorted order, and only keys that were given are blamed (the defaults agree with one another).
  *
  * @example
@@ -123,21 +118,15 @@ const componentError = (details: Record<string, string | readonly string[] | rea
 export function resolveArtifactAdapterConfig<K extends ArtifactAdapterKind>(adapter: K, raw: unknown): ArtifactAdapterConfigs[K] {
   const rules = ARTIFACT_ADAPTER_OPTION_RULES[adapter];
   if (rules === undefined) throw new TypeError('adapter must be in_memory, postgres or filesystem');
-  const checks = Object.fromEntries(Object.entries(rules).map(([key, rule]) => [key, integerIn(rule.range[0], rule.range[1])]));
-  const given = readStrictOptions(raw, checks, 'adapterConfig', {
-    unknownKeys: (keys) => componentError({ reason: 'adapter_unknown_keys', keys }),
-    invalid: (option) =>
-      option in rules
-        ? componentError({ reason: 'adapter_config', option, value_range: [...rules[option].range] })
-        : componentError({ reason: 'expected_object', option }),
-  });
+  const ranges = Object.fromEntries(Object.entries(rules).map(([key, rule]) => [key, rule.range])) as Record<string, readonly [number, number]>;
+  const { given, outOfRange } = readAdapterConfig('artifact', raw, ranges);
   const resolved: Record<string, number> = {};
-  for (const [key, rule] of Object.entries(rules)) resolved[key] = (given[key] as number | undefined) ?? rule.default;
+  for (const [key, rule] of Object.entries(rules)) resolved[key] = given[key] ?? rule.default;
   for (const key of Object.keys(given).sort()) {
     const rule = rules[key];
     const low = Math.max(rule.range[0], ...(rule.atLeast ?? []).map((other) => resolved[other]));
     const high = Math.min(rule.range[1], ...(rule.atMost ?? []).map((other) => resolved[other]));
-    if (resolved[key] < low || resolved[key] > high) throw componentError({ reason: 'adapter_config', option: key, value_range: [low, high] });
+    if (resolved[key] < low || resolved[key] > high) throw outOfRange(key, [low, high]);
   }
   return Object.freeze(resolved) as unknown as ArtifactAdapterConfigs[K];
 }

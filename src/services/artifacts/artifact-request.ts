@@ -10,6 +10,7 @@ import { sha256Hex } from '../../shared/text/sha256';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope } from '../service-scope';
 import type { ArtifactScope } from '../services.types';
+import { anyValue } from '../config-reader';
 
 /** Largest filename, UTF-8 bytes. */
 export const MAX_FILENAME_BYTES = 1024;
@@ -51,8 +52,7 @@ export function isArtifactFilename(value: unknown): value is string {
   return isStorableText(value, MAX_FILENAME_BYTES);
 }
 
-const anything = () => true;
-const SCOPE_RULES = { appName: anything, userId: anything, sessionId: anything };
+const SCOPE_RULES = { appName: anyValue, userId: anyValue, sessionId: anyValue };
 const isVersion = (value: unknown) => isSafeIntegerAtLeast(value, 1);
 
 /**
@@ -66,8 +66,8 @@ export function checkSaveRequest(value: unknown, maxArtifactBytes: number): Chec
   const values = readRequest(value, {
     ...SCOPE_RULES,
     filename: isArtifactFilename,
-    artifact: anything,
-    customMetadata: anything,
+    artifact: anyValue,
+    customMetadata: anyValue,
   }, ['filename', 'artifact']);
   const artifact = readOptions(values.artifact, { data: (data) => types.isUint8Array(data), mimeType: (type) => isStorableText(type, MAX_MIME_TYPE_BYTES) }, { name: 'artifact', unknownKeys: 'refuse' });
   if (!artifact.ok) throw invalidArtifact(artifact.fields);

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** The table of stored versions (spec 07 §2). */
 export const ARTIFACT_TABLE = 'agent_runtime_artifacts';

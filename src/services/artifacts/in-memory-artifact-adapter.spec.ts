@@ -1,4 +1,5 @@
-import { describeArtifactAdapterContract, expectArtifactCapabilities, serviceError } from '../../../test/support/artifact-adapter-contract';
+import { describeArtifactAdapterContract } from './testing/artifact-adapter-contract';
+import { expectArtifactCapabilities, serviceError } from './testing/artifact-expectations';
 import { ManualClock } from '../../shared/time/manual-clock';
 import { InMemoryArtifactAdapter } from './in-memory-artifact-adapter';
 
@@ -28,7 +29,7 @@ describe('InMemoryArtifactAdapter (spec 07 §2)', () => {
 
   it('refuses a bad adapterConfig at construction', () => {
     expect(() => new InMemoryArtifactAdapter({ adapterConfig: { maxScanEntries: 10 } })).toThrow(
-      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'artifact', reason: 'adapter_unknown_keys', keys: ['maxScanEntries'] } }),
+      expect.objectContaining({ code: 'invalid_runtime_service_component_config', details: { kind: 'artifact', reason: 'adapter_unknown_keys', field: 'maxScanEntries' } }),
     );
   });
 

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { AdapterGate } from '../adapter-gate';
 import { poolOf } from '../../database/postgres-pool';
-import { isPostgresIdentifier } from '../../database/table-spec';
+import { isPostgresIdentifier } from '../../database/schema/table-spec';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
 import type { JsonObject } from '../../json/json.types';
 import { systemClock, type Clock } from '../../shared/time/clock';

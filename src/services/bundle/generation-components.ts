@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { TableSpec } from '../../database/table-spec';
+import type { TableSpec } from '../../database/schema/table-spec';
 import { PostgresSessionService } from '../sessions/postgres-session-service';
 import { InMemorySessionService } from '../sessions/in-memory-session-service';
 import { SESSION_EVENT_TABLE_SPEC, SESSION_TABLE_SPEC } from '../sessions/session.schema';

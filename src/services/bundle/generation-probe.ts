@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
+import { poolOf } from '../../database/postgres-pool';
 import type { Clock } from '../../shared/time/clock';
 import { within } from '../../shared/time/timeout';
+import { RuntimeServiceError } from '../runtime-service.errors';
 import type { OutboxComponent } from './generation-components';
 
 /** How long a probe step may take before the dependency counts as unavailable (spec 07 §5). */
@@ -40,4 +42,76 @@ function answers(work: Promise<unknown>, clock: Clock): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** What a {@link DependencyWatch} probes and whom it tells. */
+export interface DependencyWatchDeps extends ProbeTargets {
+  /** Pause between two probes of a running generation (`probeIntervalMs`). */
+  readonly intervalMs: number;
+  /** True while the generation runs: a probe of a stopped generation reports nothing. */
+  running(): boolean;
+  /** Stops the generation on a fault found by a periodic probe. */
+  fail(reason: string, details: Readonly<Record<string, string>>): void;
+}
+
+/**
+ * The dependency watch of a durable generation (spec 07 §5): the first probe at start, then one
+ * every `intervalMs` while it runs, turning a failure into the generation's fault; and the count of
+ * ordinary pool `'error'` events of idle clients, which are never fatal (the next probe decides).
+ */
+export class DependencyWatch {
+  #timer: unknown = undefined;
+  #poolErrors = 0;
+  #unwatchPool: (() => void) | null = null;
+
+  constructor(private readonly deps: DependencyWatchDeps) {}
+
+  /** Pool `'error'` events counted so far. */
+  get poolErrors(): number {
+    return this.#poolErrors;
+  }
+
+  countPoolError(): void {
+    this.#poolErrors += 1;
+  }
+
+  /** The start stage `durable_health`: `runtime_service_dependency_unavailable {dependency}` when a dependency fails. */
+  async first(): Promise<void> {
+    const failure = await probeDependencies(this.deps);
+    if (failure !== null) throw new RuntimeServiceError('runtime_service_dependency_unavailable', { dependency: failure });
+  }
+
+  /** Starts counting pool errors and probing periodically. */
+  start(): void {
+    const pool = poolOf(this.deps.dataSource) as unknown as { on(event: 'error', listener: () => void): unknown; removeListener(event: 'error', listener: () => void): unknown } | null;
+    if (pool !== null) {
+      const listener = () => this.countPoolError();
+      pool.on('error', listener);
+      this.#unwatchPool = () => pool.removeListener('error', listener);
+    }
+    this.#schedule();
+  }
+
+  /** Stops both; a probe in flight finds the generation stopped and reports nothing. */
+  stop(): void {
+    this.#unwatchPool?.();
+    this.#unwatchPool = null;
+    if (this.#timer !== undefined) this.deps.clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #schedule(): void {
+    this.#timer = this.deps.clock.setTimer(() => void this.#periodic(), this.deps.intervalMs);
+  }
+
+  async #periodic(): Promise<void> {
+    this.#timer = undefined;
+    if (!this.deps.running()) return;
+    const failure = await probeDependencies(this.deps);
+    if (!this.deps.running()) return;
+    if (failure === 'destroyed') this.deps.fail('runtime_service_dependency_down', { dependency: 'postgres' });
+    else if (failure === 'artifact_root') this.deps.fail('runtime_service_child_down', { component: 'artifact' });
+    else if (failure !== null) this.deps.fail('runtime_service_dependency_unavailable', { dependency: failure });
+    else this.#schedule();
+  }
 }

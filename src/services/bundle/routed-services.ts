@@ -1,9 +1,10 @@
-import { readOwnData } from '../../shared/options/option-reader';
+import { readOptions } from '../../shared/options/option-reader';
 import type { ScopeRouter } from '../router/scope-router';
 import type { ArtifactAdapter } from '../artifacts/artifact-adapter.types';
 import type { MemoryAdapter } from '../memory/memory-adapter.types';
 import type { AdapterCallOptions, ArtifactScope, ArtifactService, MemoryScope, MemoryService, ServiceCallOptions } from '../services.types';
 import type { GenerationGuard } from './generation-guard';
+import { anyValue } from '../config-reader';
 
 /** The artifact service of a generation: every call checked against the generation, routed by its scope. */
 export function routedArtifactService(router: ScopeRouter<ArtifactScope>, adapter: ArtifactAdapter, guard: GenerationGuard): ArtifactService {
@@ -30,8 +31,9 @@ export function routedMemoryService(router: ScopeRouter<MemoryScope>, adapter: M
   } satisfies MemoryService);
 }
 
-/** The memory scope of a session record (its app and user); anything else is left for the router to refuse. */
+/** The memory scope of a session record (its app and user), read with the shared reader; anything else is left for the router to refuse. */
 function sessionScope(input: unknown): unknown {
-  const session = readOwnData(readOwnData(input, ['session'])?.values.session, ['app_name', 'user_id']);
-  return session === null ? undefined : { appName: session.values.app_name, userId: session.values.user_id };
+  const outer = readOptions(input ?? null, { session: anyValue }, { name: 'input', unknownKeys: 'ignore' });
+  const session = outer.ok ? readOptions(outer.values.session ?? null, { app_name: anyValue, user_id: anyValue }, { name: 'session', unknownKeys: 'ignore' }) : null;
+  return session?.ok ? { appName: session.values.app_name, userId: session.values.user_id } : undefined;
 }

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { poolOf } from '../../database/postgres-pool';
-import { assertSchema } from '../../database/schema-validator';
-import type { TableSpec } from '../../database/table-spec';
+import { assertSchema } from '../../database/schema/schema-validator';
+import type { TableSpec } from '../../database/schema/table-spec';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/time/clock';
@@ -11,7 +10,7 @@ import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ArtifactService, ComponentCapabilities, MemoryService } from '../services.types';
 import type { CompiledServiceProfile } from '../profile/service-profile';
 import { GenerationGuard } from './generation-guard';
-import { probeDependencies, type ProbeFailure } from './generation-probe';
+import { DependencyWatch } from './generation-probe';
 import { generationSessionService } from './generation-session-service';
 import { memoryIngestionPlugin } from './memory-ingestion-plugin';
 import { routedArtifactService, routedMemoryService } from './routed-services';
@@ -69,12 +68,9 @@ export class ServiceGeneration {
   readonly guard: GenerationGuard;
   #state: GenerationState = 'starting';
   #stopReason: string | null = null;
-  #probeTimer: unknown = undefined;
-  #poolErrors = 0;
-  #unwatchPool: (() => void) | null = null;
   #started: Array<() => Promise<void>> = [];
   #services: GenerationServices | null = null;
-  readonly #clock: Clock;
+  readonly #watch: DependencyWatch;
 
   constructor(
     readonly generation: number,
@@ -83,7 +79,15 @@ export class ServiceGeneration {
     private readonly deps: GenerationDeps = {},
   ) {
     this.guard = new GenerationGuard(generation);
-    this.#clock = deps.clock ?? systemClock;
+    this.#watch = new DependencyWatch({
+      dataSource: deps.dataSource,
+      outbox: components.outbox,
+      artifactRoot: compiled.artifactAdapter === 'filesystem' ? components.artifact.adapter : null,
+      clock: deps.clock ?? systemClock,
+      intervalMs: compiled.probeIntervalMs,
+      running: () => this.#state === 'running',
+      fail: (reason, details) => this.fail(reason, details),
+    });
   }
 
   get state(): GenerationState {
@@ -106,7 +110,7 @@ export class ServiceGeneration {
       await this.#stage('artifact', () => this.#startRouted(artifact, 'artifact'));
       await this.#stage('memory', () => this.#startRouted(memory, 'memory'));
       if (durable && outbox !== null) await this.#stage('memory_outbox', () => this.#startOutbox(outbox));
-      if (durable) await this.#stage('durable_health', () => this.#firstProbe());
+      if (durable) await this.#stage('durable_health', () => this.#watch.first());
     } catch (error) {
       await this.#stopComponents();
       this.#state = 'stopped';
@@ -125,10 +129,7 @@ export class ServiceGeneration {
       ...(outbox === null ? {} : { memoryOutbox: outbox }),
     });
     this.#state = 'running';
-    if (durable) {
-      this.#watchPoolErrors();
-      this.#scheduleProbe();
-    }
+    if (durable) this.#watch.start();
     this.#emit('started', null);
   }
 
@@ -174,7 +175,7 @@ export class ServiceGeneration {
 
   /** Counts an ordinary pool `'error'` of an idle client: logged and counted, never fatal (the next probe decides). */
   countPoolError(): void {
-    this.#poolErrors += 1;
+    this.#watch.countPoolError();
   }
 
   /** The status record (spec 07 §5), from memory: never waits on the database. */
@@ -191,7 +192,7 @@ export class ServiceGeneration {
       artifact: componentStatus(artifact),
       memory: componentStatus(memory),
       memory_outbox: outbox === null ? 'disabled' : (outbox.lastHealth() ?? { status: 'unavailable' }),
-      pool_errors: this.#poolErrors,
+      pool_errors: this.#watch.poolErrors,
       restart_semantics: 'atomic_generation_fail_stop',
       ...(this.#stopReason === null ? {} : { stop_reason: this.#stopReason }),
     });
@@ -238,50 +239,8 @@ export class ServiceGeneration {
     this.#started.push(() => outbox.stop());
   }
 
-  async #firstProbe(): Promise<void> {
-    const failure = await this.#probe();
-    if (failure !== null) throw new RuntimeServiceError('runtime_service_dependency_unavailable', { dependency: failure });
-  }
-
-  #probe(): Promise<ProbeFailure | null> {
-    const { outbox, artifact } = this.components;
-    return probeDependencies({
-      dataSource: this.deps.dataSource,
-      outbox,
-      artifactRoot: this.compiled.artifactAdapter === 'filesystem' ? artifact.adapter : null,
-      clock: this.#clock,
-    });
-  }
-
-  #scheduleProbe(): void {
-    this.#probeTimer = this.#clock.setTimer(() => void this.#periodicProbe(), this.compiled.probeIntervalMs);
-  }
-
-  async #periodicProbe(): Promise<void> {
-    this.#probeTimer = undefined;
-    if (this.#state !== 'running') return;
-    const failure = await this.#probe();
-    if (this.#state !== 'running') return;
-    if (failure === 'destroyed') this.fail('runtime_service_dependency_down', { dependency: 'postgres' });
-    else if (failure === 'artifact_root') this.fail('runtime_service_child_down', { component: 'artifact' });
-    else if (failure !== null) this.fail('runtime_service_dependency_unavailable', { dependency: failure });
-    else this.#scheduleProbe();
-  }
-
-  /** An idle client's `'error'` is counted, never fatal: the next probe decides (spec 07 §5). */
-  #watchPoolErrors(): void {
-    const pool = poolOf(this.deps.dataSource) as unknown as { on(event: 'error', listener: () => void): unknown; removeListener(event: 'error', listener: () => void): unknown } | null;
-    if (pool === null) return;
-    const listener = () => this.countPoolError();
-    pool.on('error', listener);
-    this.#unwatchPool = () => pool.removeListener('error', listener);
-  }
-
   async #stopComponents(): Promise<void> {
-    this.#unwatchPool?.();
-    this.#unwatchPool = null;
-    if (this.#probeTimer !== undefined) this.#clock.clearTimer(this.#probeTimer);
-    this.#probeTimer = undefined;
+    this.#watch.stop();
     // outbox → memory → artifact: the reverse of the start order
     for (const stop of this.#started.splice(0).reverse()) await stop().catch(() => undefined);
   }

@@ -1,4 +1,4 @@
-import { finalOutput, memoryEvent, memorySession } from '../../../test/support/memory-fixtures';
+import { finalOutput, memoryEvent, memorySession } from './testing/memory-fixtures';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { IN_MEMORY_MEMORY_CAPABILITIES, InMemoryMemoryAdapter } from './in-memory-memory-adapter';
 import { rejected } from '../../shared/testing/rejected';

@@ -41,7 +41,7 @@ describe('§1.3 memory adapterConfig', () => {
   it('refuses maxContentBytes 0 with its range', () => {
     expect(failure('in_memory', { maxContentBytes: 0 })).toEqual({
       code: 'invalid_runtime_service_component_config',
-      details: { kind: 'memory', reason: 'adapter_config', option: 'maxContentBytes', value_range: [1, 1_048_576] },
+      details: { kind: 'memory', reason: 'adapter_config', field: 'maxContentBytes', value_range: [1, 1_048_576] },
     });
   });
 
@@ -50,7 +50,7 @@ describe('§1.3 memory adapterConfig', () => {
     expect(resolveMemoryAdapterConfig('in_memory', { [option]: min })[option as keyof typeof MEMORY_ADAPTER_CONFIG_DEFAULTS]).toBe(min);
     expect(resolveMemoryAdapterConfig('in_memory', { [option]: max })[option as keyof typeof MEMORY_ADAPTER_CONFIG_DEFAULTS]).toBe(max);
     for (const bad of [min - 1, max + 1, min + 0.5, String(min), null]) {
-      expect(failure(adapter, { [option]: bad }).details).toEqual({ kind: 'memory', reason: 'adapter_config', option, value_range: [min, max] });
+      expect(failure(adapter, { [option]: bad }).details).toEqual({ kind: 'memory', reason: 'adapter_config', field: option, value_range: [min, max] });
     }
   });
 
@@ -72,18 +72,18 @@ describe('§1.3 memory adapterConfig', () => {
   it('refuses unknown keys sorted; the in-memory quotas are unknown to postgres; `adapter` is unknown too', () => {
     expect(failure('in_memory', { zeta: 1, adapter: 'postgres' })).toEqual({
       code: 'invalid_runtime_service_component_config',
-      details: { kind: 'memory', reason: 'adapter_unknown_keys', keys: ['adapter', 'zeta'] },
+      details: { kind: 'memory', reason: 'adapter_unknown_keys', fields: ['adapter', 'zeta'] },
     });
-    expect(failure('postgres', { maxEntries: 10, maxTotalBytes: 10 }).details).toEqual({ kind: 'memory', reason: 'adapter_unknown_keys', keys: ['maxEntries', 'maxTotalBytes'] });
+    expect(failure('postgres', { maxEntries: 10, maxTotalBytes: 10 }).details).toEqual({ kind: 'memory', reason: 'adapter_unknown_keys', fields: ['maxEntries', 'maxTotalBytes'] });
   });
 
   it('refuses a value that is not a plain object, and an accessor without calling it', () => {
     for (const raw of [null, 'x', [], new Map(), new Proxy({}, {})]) {
-      expect(failure('in_memory', raw).details).toEqual({ kind: 'memory', reason: 'expected_object', option: 'adapterConfig' });
+      expect(failure('in_memory', raw).details).toEqual({ kind: 'memory', reason: 'expected_object', field: 'adapterConfig' });
     }
     const getter = jest.fn(() => 10);
     const raw = Object.defineProperty({}, 'maxResults', { get: getter, enumerable: true });
-    expect(failure('in_memory', raw).details).toMatchObject({ reason: 'adapter_config', option: 'maxResults' });
+    expect(failure('in_memory', raw).details).toEqual({ kind: 'memory', reason: 'adapter_config', field: 'maxResults', value_range: [1, 1000] });
     expect(getter).not.toHaveBeenCalled();
   });
 });

@@ -1,6 +1,4 @@
-import { integerIn } from '../../shared/options/option-rules';
-import { readStrictOptions } from '../../shared/options/strict-options';
-import { RuntimeServiceError } from '../runtime-service.errors';
+import { readAdapterConfig } from '../config-reader';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -80,9 +78,10 @@ export const MEMORY_ADAPTER_CONFIG_RANGES: Readonly<Record<keyof InMemoryMemoryA
  * The `adapterConfig` of a memory adapter with its defaults applied (frozen). Own data properties
  * only, no getter called; `undefined` means the default. Unknown keys (the quota keys are unknown
  * to `postgres`) → `invalid_runtime_service_component_config` `{kind: 'memory', reason:
- * 'adapter_unknown_keys', keys}`; a value that is not an integer of its range → `{kind: 'memory',
- * reason: 'adapter_config', option, value_range: [min, max]}`; a value that is not a plain object
- * → `{kind: 'memory', reason: 'expected_object', option: 'adapterConfig'}`.
+ * 'adapter_unknown_keys'}` + `field`/sorted `fields`; a value that is not an integer of its range →
+ * `{kind: 'memory', reason: 'adapter_config', field, value_range: [min, max]}` (the first such key,
+ * sorted); a value that is not a plain object → `{kind: 'memory', reason: 'expected_object', field:
+ * 'adapterConfig'}`.
  *
  * @example
  * resolveMemoryAdapterConfig('postgres', { maxResults: 50 }).maxResults; // 50
@@ -93,15 +92,8 @@ export function resolveMemoryAdapterConfig(adapter: 'postgres', raw: unknown): M
 export function resolveMemoryAdapterConfig(adapter: MemoryAdapterKind, raw: unknown): MemoryAdapterConfig | InMemoryMemoryAdapterConfig;
 export function resolveMemoryAdapterConfig(adapter: MemoryAdapterKind, raw: unknown): MemoryAdapterConfig | InMemoryMemoryAdapterConfig {
   const ranges: Readonly<Record<string, readonly [number, number]>> = adapter === 'in_memory' ? MEMORY_ADAPTER_CONFIG_RANGES : SHARED_RANGES;
-  const rules = Object.fromEntries(Object.entries(ranges).map(([key, [min, max]]) => [key, integerIn(min, max)]));
-  const given = readStrictOptions(raw, rules, 'adapterConfig', {
-    unknownKeys: (keys) => new RuntimeServiceError('invalid_runtime_service_component_config', { kind: 'memory', reason: 'adapter_unknown_keys', keys }),
-    invalid: (option) =>
-      option in ranges
-        ? new RuntimeServiceError('invalid_runtime_service_component_config', { kind: 'memory', reason: 'adapter_config', option, value_range: [...ranges[option]] })
-        : new RuntimeServiceError('invalid_runtime_service_component_config', { kind: 'memory', reason: 'expected_object', option }),
-  });
+  const { given } = readAdapterConfig('memory', raw, ranges);
   const resolved: Record<string, number> = {};
-  for (const key of Object.keys(ranges)) resolved[key] = (given[key] as number | undefined) ?? MEMORY_ADAPTER_CONFIG_DEFAULTS[key as keyof InMemoryMemoryAdapterConfig];
+  for (const key of Object.keys(ranges)) resolved[key] = given[key] ?? MEMORY_ADAPTER_CONFIG_DEFAULTS[key as keyof InMemoryMemoryAdapterConfig];
   return Object.freeze(resolved) as unknown as MemoryAdapterConfig | InMemoryMemoryAdapterConfig;
 }

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../shared/text/sha256';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { resolveMemoryAdapterConfig } from './memory-adapter-config';
 import { memoryEntriesOf, memoryEntryId } from './memory-entries';
-import { finalOutput, memoryEvent } from '../../../test/support/memory-fixtures';
+import { finalOutput, memoryEvent } from './testing/memory-fixtures';
 
 const SCOPE = Object.freeze({ appName: 'app', userId: 'u1' });
 const config = (raw: Record<string, number> = {}) => resolveMemoryAdapterConfig('postgres', raw);

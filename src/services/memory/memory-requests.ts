@@ -1,11 +1,12 @@
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
-import { readOwnData } from '../../shared/options/option-reader';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkMemoryScope, isScopePart } from '../service-scope';
 import type { AdapterCallOptions, MemoryScope } from '../services.types';
 import type { MemoryAdapterConfig } from './memory-adapter-config';
+import { anyValue } from '../config-reader';
 
 /** Largest `jobId` of an ingestion, UTF-8 bytes. */
 export const MAX_JOB_ID_BYTES = 1024;
@@ -29,15 +30,19 @@ export interface CheckedIngestion {
   readonly jobId: string | null;
 }
 
-/** `{epoch, jobId?}` read without running a getter; else `invalid_memory_request` (`field` `ingestion`, `epoch` or `jobId`). */
+const isJobId = (value: unknown): boolean => isStorableText(value) && value.length > 0 && Buffer.byteLength(value, 'utf8') <= MAX_JOB_ID_BYTES;
+const INGESTION_RULES = { epoch: (value: unknown) => isSafeIntegerAtLeast(value, 0), jobId: isJobId };
+
+/**
+ * `{epoch, jobId?}` read with the shared reader (other keys ignored, no getter run); else
+ * `invalid_memory_request` naming what failed (`field` or sorted `fields`: `ingestion` itself,
+ * `epoch`, `jobId`).
+ */
 export function checkIngestion(value: unknown): CheckedIngestion {
-  const own = readOwnData(value, ['epoch', 'jobId']);
-  if (own === null || own.accessors.length > 0) throw invalidRequest({ field: 'ingestion' });
-  const { epoch, jobId } = own.values;
-  if (!isSafeIntegerAtLeast(epoch, 0)) throw invalidRequest({ field: 'epoch' });
-  if (jobId !== undefined && !(isStorableText(jobId) && jobId.length > 0 && Buffer.byteLength(jobId, 'utf8') <= MAX_JOB_ID_BYTES)) {
-    throw invalidRequest({ field: 'jobId' });
-  }
+  const read = readOptions(value ?? null, INGESTION_RULES, { name: 'ingestion', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalidRequest(optionFailureDetails(read.fields));
+  const { epoch, jobId } = read.values as { epoch?: number; jobId?: string };
+  if (epoch === undefined) throw invalidRequest({ field: 'epoch' });
   return Object.freeze({ epoch, jobId: jobId ?? null });
 }
 
@@ -48,22 +53,24 @@ export interface CheckedSearch {
   readonly limit: number;
 }
 
+const SEARCH_RULES = { query: isStorableText, limit: (value: unknown) => isSafeIntegerAtLeast(value, 1) };
+
 /**
  * `{appName, userId, query, limit?}`: the scope (`invalid_memory_scope`), then `query` a string of at
  * most `maxQueryBytes` UTF-8 bytes without U+0000 or lone surrogates and `limit` a positive safe
- * integer (`invalid_memory_request`, `field` `query` or `limit`, `limit: 'maxQueryBytes'` for a long query).
+ * integer, read with the shared reader (`invalid_memory_request` naming what failed, `field` or
+ * sorted `fields`; `{field: 'query', limit: 'maxQueryBytes'}` for a long query).
  */
 export function checkSearch(value: unknown, config: MemoryAdapterConfig): CheckedSearch {
   const scope = checkMemoryScope(value);
-  const own = readOwnData(value, ['query', 'limit']);
-  if (own === null || own.accessors.length > 0) throw invalidRequest({ field: own === null ? 'request' : own.accessors[0] });
-  const { query, limit } = own.values;
-  if (!isStorableText(query)) throw invalidRequest({ field: 'query' });
+  const read = readOptions(value, SEARCH_RULES, { name: 'request', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalidRequest(optionFailureDetails(read.fields));
+  const { query, limit } = read.values as { query?: string; limit?: number };
+  if (query === undefined) throw invalidRequest({ field: 'query' });
   // every UTF-16 code unit takes at least one UTF-8 byte: a long query is refused before it is scanned
   if (query.length > config.maxQueryBytes || Buffer.byteLength(query, 'utf8') > config.maxQueryBytes) {
     throw invalidRequest({ field: 'query', limit: 'maxQueryBytes' });
   }
-  if (limit !== undefined && !isSafeIntegerAtLeast(limit, 1)) throw invalidRequest({ field: 'limit' });
   return Object.freeze({ scope, query, limit: Math.min(limit ?? config.maxResults, config.maxResults) });
 }
 
@@ -74,29 +81,37 @@ export interface CheckedSessionInput {
   readonly events: unknown;
 }
 
+const SESSION_INPUT_RULES = { session: anyValue, events: anyValue };
+const SESSION_RECORD_RULES = { session_id: anyValue, app_name: anyValue, user_id: anyValue };
+
 /**
- * `{session, events}` where `session` is the Runner's session record: its `app_name` and `user_id`
- * make the scope (`invalid_memory_scope`); a missing or malformed `session_id` or input is
- * `invalid_memory_request` (`field` `input`, `session` or `session_id`).
+ * `{session, events}` where `session` is the Runner's session record, read with the shared reader:
+ * its `app_name` and `user_id` make the scope (`invalid_memory_scope`); an unreadable input or
+ * session, or a missing or malformed `session_id`, is `invalid_memory_request` (`field` `input`,
+ * `session` or `session_id`).
  */
 export function checkSessionInput(value: unknown): CheckedSessionInput {
-  const input = readOwnData(value, ['session', 'events']);
-  if (input === null || input.accessors.length > 0) throw invalidRequest({ field: 'input' });
-  const session = readOwnData(input.values.session, ['session_id', 'app_name', 'user_id']);
-  if (session === null || session.accessors.length > 0) throw invalidRequest({ field: 'session' });
+  const input = readOptions(value ?? null, SESSION_INPUT_RULES, { name: 'input', unknownKeys: 'ignore' });
+  if (!input.ok) throw invalidRequest({ field: 'input' });
+  const session = readOptions(input.values.session ?? null, SESSION_RECORD_RULES, { name: 'session', unknownKeys: 'ignore' });
+  if (!session.ok) throw invalidRequest({ field: 'session' });
   const scope = checkMemoryScope({ appName: session.values.app_name, userId: session.values.user_id });
   const sessionId = session.values.session_id;
   if (!isScopePart(sessionId)) throw invalidRequest({ field: 'session_id' });
   return Object.freeze({ scope, sessionId, events: input.values.events });
 }
 
-/** The call options of an adapter operation, or `undefined`; anything but `{signal?, timeoutMs?}` with a genuine signal and a positive timeout is a programming error of the caller. */
+const CALL_OPTION_RULES = { signal: isAbortSignal, timeoutMs: (value: unknown) => typeof value === 'number' && value > 0 };
+
+/**
+ * The call options of an adapter operation, or `undefined`, read with the shared reader; anything but
+ * `{signal?, timeoutMs?}` with a genuine signal and a positive timeout is a programming error of the
+ * caller: `invalid_memory_request` `{field: 'options'}`, naming the argument.
+ */
 export function checkCallOptions(value: unknown): AdapterCallOptions | undefined {
   if (value === undefined) return undefined;
-  const own = readOwnData(value, ['signal', 'timeoutMs']);
-  const { signal, timeoutMs } = own?.values ?? {};
-  const valid = own !== null && own.accessors.length === 0 && (signal === undefined || isAbortSignal(signal)) && (timeoutMs === undefined || (typeof timeoutMs === 'number' && timeoutMs > 0));
-  if (!valid) throw invalidRequest({ field: 'options' });
+  const read = readOptions(value, CALL_OPTION_RULES, { name: 'options', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalidRequest({ field: 'options' });
   return value as AdapterCallOptions;
 }
 

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** The entries of the Postgres memory adapter. */
 export const MEMORY_ENTRIES_TABLE = 'agent_runtime_memory_entries';

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf } from '../../database/postgres-pool';
-import { isPostgresIdentifier } from '../../database/table-spec';
+import { isPostgresIdentifier } from '../../database/schema/table-spec';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkMemoryScope } from '../service-scope';

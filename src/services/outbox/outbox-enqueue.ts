@@ -3,7 +3,7 @@ import { canonicalJson } from '../../json/canonical-json';
 import { hasEscapedNul } from '../../json/escaped-nul';
 import { JsonError } from '../../json/json.errors';
 import { measure } from '../../json/measure';
-import { readOwnData } from '../../shared/options/option-reader';
+import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 import { isPlainObject, isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 import { sha256Hex } from '../../shared/text/sha256';
 import { RuntimeServiceError } from '../runtime-service.errors';
@@ -15,13 +15,22 @@ import { pruneOnce } from './outbox-prune';
 import { lockUsage, scopeUsageKey, UsageChanges } from './outbox-usage';
 import { DEFAULT_OUTBOX_ADAPTER_ID, type OutboxEnqueueResult } from './outbox.types';
 import { isTokenId } from '../../shared/ids/id-rule';
+import { anyValue } from '../config-reader';
 
 /** Largest `baseJobId`, in UTF-8 bytes. */
 export const MAX_BASE_JOB_ID_BYTES = 1024;
-/** An adapter id: what `registerAdapter` and `enqueue` accept. */
 
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
-const REQUEST_KEYS = ['appName', 'userId', 'baseJobId', 'events', 'maxAttempts', 'adapterId'] as const;
+/** The scope parts are checked by `checkMemoryScope`, the events one by one after the request. */
+const REQUEST_RULES = {
+  appName: anyValue,
+  userId: anyValue,
+  baseJobId: (value: unknown) => typeof value === 'string' && value.length > 0 && !UNSTORABLE.test(value) && Buffer.byteLength(value, 'utf8') <= MAX_BASE_JOB_ID_BYTES,
+  adapterId: isTokenId,
+  maxAttempts: (value: unknown) => isSafeIntegerAtLeast(value, 1),
+  events: (value: unknown) => Array.isArray(value) && !types.isProxy(value) && value.length > 0,
+};
+const REQUIRED_KEYS = ['baseJobId', 'events'] as const;
 
 /** An enqueue request after validation: the job's row but for its id and epoch. */
 interface CheckedJob {
@@ -99,37 +108,37 @@ function isReservationFull(error: unknown): boolean {
 }
 
 /**
- * Validates a request: the scope (`invalid_memory_scope`), the other fields (`invalid_memory_request`
- * with `details.field`), a `maxAttempts` above the cap (`memory_outbox_runner_max_attempts_exceeded`)
- * and the job's size (`memory_outbox_job_too_large` with `details.limit`: `maxEventsPerJob`,
- * `maxEventBytes` or `maxJobBytes`). No getter of the request runs.
+ * Validates a request, read with the shared reader (other keys ignored, no getter run): its
+ * malformed fields (`invalid_memory_request` with `field` or sorted `fields`, `request` when it is
+ * not a plain object), the scope (`invalid_memory_scope`), its missing fields, a `maxAttempts` above
+ * the cap (`memory_outbox_runner_max_attempts_exceeded`) and the job's size
+ * (`memory_outbox_job_too_large` with `details.limit`: `maxEventsPerJob`, `maxEventBytes` or
+ * `maxJobBytes`); an event that is not a JSON object is `{field: 'events'}`.
  */
 function checkJob(request: unknown, context: OutboxContext): CheckedJob {
   const o = context.options;
-  const invalid = (field: string) => new RuntimeServiceError('invalid_memory_request', { field });
-  const own = readOwnData(request, REQUEST_KEYS);
-  if (own === null || own.accessors.length > 0) throw invalid('request');
-  const { appName, userId, baseJobId, events, maxAttempts, adapterId } = own.values;
+  const invalid = (fields: readonly string[]) => new RuntimeServiceError('invalid_memory_request', optionFailureDetails(fields));
+  const read = readOptions(request ?? null, REQUEST_RULES, { name: 'request', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalid(read.fields);
+  const { appName, userId, maxAttempts, adapterId } = read.values;
   const scope = checkMemoryScope({ appName, userId });
-  if (typeof baseJobId !== 'string' || baseJobId.length === 0 || UNSTORABLE.test(baseJobId) || Buffer.byteLength(baseJobId, 'utf8') > MAX_BASE_JOB_ID_BYTES) {
-    throw invalid('baseJobId');
-  }
-  if (adapterId !== undefined && !isTokenId(adapterId)) throw invalid('adapterId');
-  if (maxAttempts !== undefined && !isSafeIntegerAtLeast(maxAttempts, 1)) throw invalid('maxAttempts');
+  const missing = REQUIRED_KEYS.filter((key) => read.values[key] === undefined);
+  if (missing.length > 0) throw invalid(missing);
+  const baseJobId = read.values.baseJobId as string;
+  const events = read.values.events as unknown[];
   if (typeof maxAttempts === 'number' && maxAttempts > o.maxAttempts) throw new RuntimeServiceError('memory_outbox_runner_max_attempts_exceeded', { limit: 'maxAttempts' });
-  if (!Array.isArray(events) || types.isProxy(events) || events.length === 0) throw invalid('events');
   if (events.length > o.maxEventsPerJob) throw new RuntimeServiceError('memory_outbox_job_too_large', { limit: 'maxEventsPerJob' });
   // the canonical JSON of the list is its events, the commas between them and two brackets
   let jobBytes = 1 + events.length;
-  for (const event of events as unknown[]) {
-    if (!isPlainObject(event)) throw invalid('events');
+  for (const event of events) {
+    if (!isPlainObject(event)) throw invalid(['events']);
     const measured = measureEvent(event, o.maxEventBytes, invalid);
     if (measured.exceeded) throw new RuntimeServiceError('memory_outbox_job_too_large', { limit: 'maxEventBytes' });
     jobBytes += measured.bytes;
     if (jobBytes > o.maxJobBytes) throw new RuntimeServiceError('memory_outbox_job_too_large', { limit: 'maxJobBytes' });
   }
   const eventsText = canonicalJson(events);
-  if (hasEscapedNul(eventsText)) throw invalid('events');
+  if (hasEscapedNul(eventsText)) throw invalid(['events']);
   return {
     scope,
     baseJobId,
@@ -141,11 +150,11 @@ function checkJob(request: unknown, context: OutboxContext): CheckedJob {
   };
 }
 
-function measureEvent(event: unknown, limit: number, invalid: (field: string) => RuntimeServiceError) {
+function measureEvent(event: unknown, limit: number, invalid: (fields: readonly string[]) => RuntimeServiceError) {
   try {
     return measure(event, limit);
   } catch (error) {
-    if (JsonError.isJsonError(error)) throw invalid('events');
+    if (JsonError.isJsonError(error)) throw invalid(['events']);
     throw error;
   }
 }

@@ -1,8 +1,7 @@
-import type { OptionRules } from '../../shared/options/option-reader';
+import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn, isBoolean } from '../../shared/options/option-rules';
-import { isPlainObject } from '../../shared/options/plain-object';
-import { readStrictOptions } from '../../shared/options/strict-options';
-import { RuntimeServiceError } from '../runtime-service.errors';
+import { isReadableObject } from '../config-reader';
+import { RuntimeServiceError, type RuntimeServiceErrorCode } from '../runtime-service.errors';
 
 /** Options of the processor loop. */
 export interface MemoryOutboxProcessorOptions {
@@ -18,9 +17,9 @@ export interface MemoryOutboxRegistryOptions {
 
 /**
  * Options of the memory outbox (the `memoryOutbox` key of the durable profile, spec 07 §6.2).
- * Unknown keys → `invalid_memory_outbox_config` (`details.keys`); a bad value →
- * `invalid_memory_outbox_config` (`details.option`), except `pollIntervalMs`
- * (`invalid_memory_outbox_poll_interval`) and the keys of `registry`
+ * Unknown keys and bad values → `invalid_memory_outbox_config` naming them (`field`, or sorted
+ * `fields`; a nested one as `processor.concurrency`), except `pollIntervalMs`
+ * (`invalid_memory_outbox_poll_interval`) and `registry` and its keys
  * (`invalid_memory_outbox_registry_options`).
  */
 export interface MemoryOutboxOptions {
@@ -96,7 +95,6 @@ export interface ResolvedMemoryOutboxOptions {
 /** The largest `jsonb` value Postgres stores. */
 const MAX_JSONB_BYTES = 2 ** 28 - 1;
 const MiB = 1024 * 1024;
-const isObject = (value: unknown): boolean => isPlainObject(value);
 
 const RULES: OptionRules<keyof MemoryOutboxOptions> = {
   maxActiveGlobal: integerIn(1, 10_000_000),
@@ -118,43 +116,41 @@ const RULES: OptionRules<keyof MemoryOutboxOptions> = {
   pollIntervalMs: integerIn(1, 3_600_000),
   startupTimeoutMs: integerIn(1, 600_000),
   requireSynchronousStandby: isBoolean,
-  processor: isObject,
-  registry: isObject,
+  processor: isReadableObject,
+  registry: isReadableObject,
 };
+
+/** The options with a code of their own; every other failing name is `invalid_memory_outbox_config`. */
+const OWN_CODES: Readonly<Record<string, RuntimeServiceErrorCode>> = {
+  pollIntervalMs: 'invalid_memory_outbox_poll_interval',
+  registry: 'invalid_memory_outbox_registry_options',
+};
+/** Which code is reported when names of several codes fail. */
+const CODE_ORDER: readonly RuntimeServiceErrorCode[] = ['invalid_memory_outbox_config', 'invalid_memory_outbox_poll_interval', 'invalid_memory_outbox_registry_options'];
+const topLevelCode = (field: string): RuntimeServiceErrorCode => OWN_CODES[field] ?? 'invalid_memory_outbox_config';
 
 const PROCESSOR_RULES: OptionRules<keyof MemoryOutboxProcessorOptions> = { concurrency: integerIn(1, 64) };
 const REGISTRY_RULES: OptionRules<keyof MemoryOutboxRegistryOptions> = { hydrationTimeoutMs: integerIn(1, 600_000) };
 
 /**
  * Validates the `memoryOutbox` options (spec 07 §6.2) and applies the defaults. `undefined` is
- * all defaults. Checked after every option passes its rule: `backoffMaxMs` ≥ `backoffBaseMs`
- * (else `invalid_memory_outbox_config`, `option: 'backoffMaxMs'`) and `defaultMaxAttempts` ≤
- * `maxAttempts` (else `memory_outbox_runner_max_attempts_exceeded`).
+ * all defaults. Every failing name is reported at once under its code; when names of several codes
+ * fail, `invalid_memory_outbox_config` is reported first, then `invalid_memory_outbox_poll_interval`,
+ * then `invalid_memory_outbox_registry_options`; `processor` and `registry` are read inside once the
+ * top level passes. Checked after every option passes its rule: `backoffMaxMs` ≥ `backoffBaseMs`
+ * (else `invalid_memory_outbox_config`, `field: 'backoffMaxMs'`) and `defaultMaxAttempts` ≤
+ * `maxAttempts` (else `memory_outbox_runner_max_attempts_exceeded`, `field: 'defaultMaxAttempts'`).
  */
 export function resolveMemoryOutboxOptions(value: unknown): ResolvedMemoryOutboxOptions {
-  const o = readStrictOptions(value, RULES, 'memoryOutbox', {
-    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_config', { keys }),
-    invalid: (option) =>
-      option === 'pollIntervalMs'
-        ? new RuntimeServiceError('invalid_memory_outbox_poll_interval', { option })
-        : option === 'registry'
-          ? new RuntimeServiceError('invalid_memory_outbox_registry_options', { option })
-          : new RuntimeServiceError('invalid_memory_outbox_config', { option }),
-  }) as MemoryOutboxOptions;
-  const processor = readStrictOptions(o.processor, PROCESSOR_RULES, 'processor', {
-    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_config', { option: 'processor', keys }),
-    invalid: (option) => new RuntimeServiceError('invalid_memory_outbox_config', { option: option === 'processor' ? option : `processor.${option}` }),
-  }) as MemoryOutboxProcessorOptions;
-  const registry = readStrictOptions(o.registry, REGISTRY_RULES, 'registry', {
-    unknownKeys: (keys) => new RuntimeServiceError('invalid_memory_outbox_registry_options', { keys }),
-    invalid: (option) => new RuntimeServiceError('invalid_memory_outbox_registry_options', { option }),
-  }) as MemoryOutboxRegistryOptions;
+  const o = readLevel(value, RULES, '', topLevelCode) as MemoryOutboxOptions;
+  const processor = readLevel(o.processor, PROCESSOR_RULES, 'processor.', () => 'invalid_memory_outbox_config') as MemoryOutboxProcessorOptions;
+  const registry = readLevel(o.registry, REGISTRY_RULES, 'registry.', () => 'invalid_memory_outbox_registry_options') as MemoryOutboxRegistryOptions;
   const maxAttempts = o.maxAttempts ?? 10;
   const defaultMaxAttempts = o.defaultMaxAttempts ?? Math.min(5, maxAttempts);
-  if (defaultMaxAttempts > maxAttempts) throw new RuntimeServiceError('memory_outbox_runner_max_attempts_exceeded', { option: 'defaultMaxAttempts', max_attempts: maxAttempts });
+  if (defaultMaxAttempts > maxAttempts) throw new RuntimeServiceError('memory_outbox_runner_max_attempts_exceeded', { field: 'defaultMaxAttempts', max_attempts: maxAttempts });
   const backoffBaseMs = o.backoffBaseMs ?? 250;
   const backoffMaxMs = o.backoffMaxMs ?? Math.max(30_000, backoffBaseMs);
-  if (backoffMaxMs < backoffBaseMs) throw new RuntimeServiceError('invalid_memory_outbox_config', { option: 'backoffMaxMs' });
+  if (backoffMaxMs < backoffBaseMs) throw new RuntimeServiceError('invalid_memory_outbox_config', { field: 'backoffMaxMs' });
   return Object.freeze({
     maxActiveGlobal: o.maxActiveGlobal ?? 10_000,
     maxActivePerScope: o.maxActivePerScope ?? 1000,
@@ -178,4 +174,21 @@ export function resolveMemoryOutboxOptions(value: unknown): ResolvedMemoryOutbox
     processor: Object.freeze({ concurrency: processor.concurrency ?? 4 }),
     registry: Object.freeze({ hydrationTimeoutMs: registry.hydrationTimeoutMs ?? 5000 }),
   });
+}
+
+/**
+ * One level of the options, read with the shared reader. Nested levels were checked readable by the
+ * level above, so every failing name there is a key; each is reported with the level's `prefix`,
+ * under its code, the codes in the order of {@link CODE_ORDER}.
+ */
+function readLevel<K extends string>(
+  value: unknown,
+  rules: OptionRules<K>,
+  prefix: string,
+  codeOf: (field: string) => RuntimeServiceErrorCode,
+): { readonly [P in K]?: unknown } {
+  const read = readOptions(value, rules, { name: 'memoryOutbox', unknownKeys: 'refuse' });
+  if (read.ok) return read.values;
+  const code = CODE_ORDER.find((candidate) => read.fields.some((field) => codeOf(field) === candidate)) as RuntimeServiceErrorCode;
+  throw new RuntimeServiceError(code, optionFailureDetails(read.fields.filter((field) => codeOf(field) === code).map((field) => `${prefix}${field}`)));
 }

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** The outbox's jobs table (spec 07 §6.1). */
 export const OUTBOX_JOBS_TABLE = 'agent_runtime_memory_outbox_jobs';

@@ -1,9 +1,6 @@
-import { readOwnData } from '../../shared/options/option-reader';
+import { optionFailureDetails, type OptionRules } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
-import { RuntimeServiceError } from '../runtime-service.errors';
-
-/** A component of the bundle that has a router. */
-export type ComponentKind = 'artifact' | 'memory';
+import { anyValue, type ComponentKind, invalidComponentConfig, readConfig } from '../config-reader';
 
 /** Router settings of one component (spec 07 §3), with the adapter's own config still raw. */
 export interface ComponentSettings {
@@ -14,8 +11,8 @@ export interface ComponentSettings {
   readonly callTimeoutMs: number;
 }
 
-const COMPONENT_KEYS = ['adapterConfig', 'maxActiveScopes', 'maxRouterQueue', 'idleScopeTimeoutMs', 'callTimeoutMs'] as const;
-const RULES: Readonly<Record<Exclude<(typeof COMPONENT_KEYS)[number], 'adapterConfig'>, (value: unknown) => boolean>> = {
+const RULES: OptionRules<keyof ComponentSettings> = {
+  adapterConfig: anyValue,
   maxActiveScopes: integerIn(1),
   maxRouterQueue: integerIn(1),
   idleScopeTimeoutMs: integerIn(1, 86_400_000),
@@ -23,32 +20,25 @@ const RULES: Readonly<Record<Exclude<(typeof COMPONENT_KEYS)[number], 'adapterCo
 };
 const DEFAULT_CALL_TIMEOUT_MS: Readonly<Record<ComponentKind, number>> = { artifact: 30_000, memory: 5_000 };
 
-const invalid = (kind: ComponentKind, reason: string, extra: Record<string, readonly string[]> = {}) =>
-  new RuntimeServiceError('invalid_runtime_service_component_config', { kind, reason, ...extra });
-
 /**
  * The settings of the `artifact` or `memory` key of a profile config (spec 07 §3). Refusals are
  * `invalid_runtime_service_component_config` with `{kind, reason}`: `expected_object`,
- * `unknown_keys` (+ sorted `keys`; `adapter` is unknown too, so configuration cannot choose an
- * implementation), or the offending option's name.
+ * `unknown_keys` (+ `field`/sorted `fields`; `adapter` is unknown too, so configuration cannot choose
+ * an implementation), or `component_config` (+ `field`/sorted `fields`: the options whose value
+ * breaks its rule or is held by an accessor). Unknown keys are reported first.
  */
 export function readComponentSettings(kind: ComponentKind, value: unknown): ComponentSettings {
-  if (value === undefined) value = {};
-  const own = readOwnData(value, COMPONENT_KEYS);
-  if (own === null) throw invalid(kind, 'expected_object');
-  if (own.unknown.length > 0) throw invalid(kind, 'unknown_keys', { keys: own.unknown });
-  const accessor = [...own.accessors].sort()[0];
-  if (accessor !== undefined) throw invalid(kind, accessor);
-  for (const [option, rule] of Object.entries(RULES)) {
-    const given = own.values[option as keyof typeof RULES];
-    if (given !== undefined && !rule(given)) throw invalid(kind, option);
+  const read = readConfig(value, RULES);
+  if (!read.ok) {
+    if (read.failure === 'expected_object') throw invalidComponentConfig(kind, 'expected_object');
+    throw invalidComponentConfig(kind, read.failure === 'unknown_keys' ? 'unknown_keys' : 'component_config', optionFailureDetails(read.fields));
   }
-  const values = own.values as Partial<Record<(typeof COMPONENT_KEYS)[number], unknown>>;
+  const values = read.values as Partial<ComponentSettings>;
   return Object.freeze({
     adapterConfig: values.adapterConfig ?? {},
-    maxActiveScopes: (values.maxActiveScopes as number | undefined) ?? 1024,
-    maxRouterQueue: (values.maxRouterQueue as number | undefined) ?? 256,
-    idleScopeTimeoutMs: (values.idleScopeTimeoutMs as number | undefined) ?? 60_000,
-    callTimeoutMs: (values.callTimeoutMs as number | undefined) ?? DEFAULT_CALL_TIMEOUT_MS[kind],
+    maxActiveScopes: values.maxActiveScopes ?? 1024,
+    maxRouterQueue: values.maxRouterQueue ?? 256,
+    idleScopeTimeoutMs: values.idleScopeTimeoutMs ?? 60_000,
+    callTimeoutMs: values.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS[kind],
   });
 }

@@ -33,11 +33,14 @@ describe('resolveRouterSettings', () => {
         return (error as RuntimeServiceError).details;
       }
     };
-    expect(reason({ durable: 'yes' })).toEqual({ kind: 'artifact', reason: 'durable' });
-    expect(reason({ adapterId: '' })).toEqual({ kind: 'artifact', reason: 'adapterId' });
-    expect(reason({ clock: 5 })).toEqual({ kind: 'artifact', reason: 'clock' });
-    expect(reason({ onChildDown: 'x' })).toEqual({ kind: 'artifact', reason: 'onChildDown' });
-    expect(reason({ kind: undefined })).toEqual({ reason: 'kind' });
+    expect(reason({ durable: 'yes' })).toEqual({ kind: 'artifact', reason: 'component_config', field: 'durable' });
+    expect(reason({ adapterId: '' })).toEqual({ kind: 'artifact', reason: 'component_config', field: 'adapterId' });
+    expect(reason({ clock: 5 })).toEqual({ kind: 'artifact', reason: 'component_config', field: 'clock' });
+    expect(reason({ onChildDown: 'x' })).toEqual({ kind: 'artifact', reason: 'component_config', field: 'onChildDown' });
+    expect(reason({ kind: undefined })).toEqual({ reason: 'component_config', field: 'kind' });
+    expect(reason({ kind: 'session', durable: 'yes' })).toEqual({ reason: 'component_config', field: 'kind' });
+    expect(reason({ routing: undefined, openScope: undefined })).toEqual({ kind: 'artifact', reason: 'component_config', fields: ['openScope', 'routing'] });
+    expect(reason({ maxRouterQueue: 0, durable: 'yes' })).toEqual({ kind: 'artifact', reason: 'component_config', fields: ['durable', 'maxRouterQueue'] });
   });
 });
 

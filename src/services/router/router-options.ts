@@ -1,12 +1,10 @@
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import { MAX_TIMER_DELAY_MS, systemClock, type Clock } from '../../shared/time/clock';
-import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
-import { integerIn } from '../../shared/options/option-rules';
+import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
+import { integerIn, isBoolean, isFunction, isNonEmptyString, oneOf } from '../../shared/options/option-rules';
+import { invalidComponentConfig, type ComponentKind } from '../config-reader';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { AdapterCallOptions, ComponentCapabilities } from '../services.types';
-
-/** The component a router serves. */
-export type RouterKind = 'artifact' | 'memory';
 
 /** `shared`: one worker for every scope; `exact_scope`: one worker per scope key. */
 export type RouterRouting = 'shared' | 'exact_scope';
@@ -16,7 +14,7 @@ export type IdleReclamation = ComponentCapabilities['idle_reclamation'];
 
 /** What a router is told about its component (spec 07 §3, §4); the bundle builds it from compiled configuration. */
 export interface ScopeRouterSettings<S> {
-  readonly kind: RouterKind;
+  readonly kind: ComponentKind;
   readonly routing: RouterRouting;
   /** The adapter keeps its data outside the process; idle reclamation runs only for `exact_scope` over a durable adapter. */
   readonly durable: boolean;
@@ -54,35 +52,46 @@ export interface ResolvedRouterSettings<S> extends ScopeRouterSettings<S> {
 /** The routing key of the one worker of a `shared` router. */
 export const SHARED_SCOPE_KEY = 'shared';
 
-const SETTING_RULES: ReadonlyArray<readonly [keyof ScopeRouterSettings<unknown>, (value: unknown) => boolean]> = [
-  ['routing', (value) => value === 'shared' || value === 'exact_scope'],
-  ['durable', (value) => typeof value === 'boolean'],
-  ['adapterId', (value) => typeof value === 'string' && value.length > 0],
-  ['maxActiveScopes', integerIn(1)],
-  ['maxRouterQueue', integerIn(1)],
-  ['idleScopeTimeoutMs', integerIn(1, 86_400_000)],
-  ['callTimeoutMs', integerIn(1, 600_000)],
-  ['checkScope', (value) => typeof value === 'function'],
-  ['keyOf', (value) => typeof value === 'function'],
-  ['openScope', (value) => typeof value === 'function'],
-  ['adapterFailure', (value) => value === 'artifact_shard_adapter_failed' || value === 'memory_shard_adapter_failed'],
-  ['clock', (value) => value === undefined || (typeof value === 'object' && value !== null)],
-  ['onChildDown', (value) => value === undefined || typeof value === 'function'],
-];
+const isComponentKind = oneOf('artifact', 'memory');
+const SETTING_RULES: OptionRules<Exclude<keyof ScopeRouterSettings<unknown>, 'kind'>> = {
+  routing: oneOf('shared', 'exact_scope'),
+  durable: isBoolean,
+  adapterId: isNonEmptyString,
+  maxActiveScopes: integerIn(1),
+  maxRouterQueue: integerIn(1),
+  idleScopeTimeoutMs: integerIn(1, 86_400_000),
+  callTimeoutMs: integerIn(1, 600_000),
+  checkScope: isFunction,
+  keyOf: isFunction,
+  openScope: isFunction,
+  adapterFailure: oneOf('artifact_shard_adapter_failed', 'memory_shard_adapter_failed'),
+  clock: (value) => typeof value === 'object' && value !== null,
+  onChildDown: isFunction,
+};
+const OPTIONAL_SETTINGS: ReadonlySet<string> = new Set(['clock', 'onChildDown']);
+const REQUIRED_SETTINGS = (Object.keys(SETTING_RULES) as Array<keyof typeof SETTING_RULES>).filter((name) => !OPTIONAL_SETTINGS.has(name));
 
-/** Checks every setting; a bad one → `invalid_runtime_service_component_config` with `details: {kind, reason: <setting>}`. */
+/**
+ * Checks every setting with the shared reader (other keys ignored); bad ones, then missing ones, →
+ * `invalid_runtime_service_component_config` with `details: {kind, reason: 'component_config'}` +
+ * `field`/sorted `fields` (without `kind` when the kind itself is the one that failed).
+ */
 export function resolveRouterSettings<S>(settings: ScopeRouterSettings<S>): ResolvedRouterSettings<S> {
-  const kind = settings?.kind;
-  if (kind !== 'artifact' && kind !== 'memory') throw new RuntimeServiceError('invalid_runtime_service_component_config', { reason: 'kind' });
-  for (const [name, rule] of SETTING_RULES) {
-    if (!rule(settings[name])) throw new RuntimeServiceError('invalid_runtime_service_component_config', { kind, reason: name });
-  }
-  const shared = settings.routing === 'shared';
+  const framed = readOptions(settings ?? null, { kind: isComponentKind }, { name: 'settings', unknownKeys: 'ignore' });
+  const kind = framed.ok ? (framed.values.kind as ComponentKind | undefined) : undefined;
+  if (kind === undefined) throw new RuntimeServiceError('invalid_runtime_service_component_config', { reason: 'component_config', ...optionFailureDetails(framed.ok ? ['kind'] : framed.fields) });
+  const invalid = (fields: readonly string[]) => invalidComponentConfig(kind, 'component_config', optionFailureDetails(fields));
+  const read = readOptions(settings, SETTING_RULES, { name: 'settings', unknownKeys: 'ignore' });
+  if (!read.ok) throw invalid(read.fields);
+  const missing = REQUIRED_SETTINGS.filter((name) => read.values[name] === undefined);
+  if (missing.length > 0) throw invalid(missing);
+  const values = { ...(read.values as Omit<ScopeRouterSettings<S>, 'kind'>), kind };
+  const shared = values.routing === 'shared';
   return Object.freeze({
-    ...settings,
-    clock: settings.clock ?? systemClock,
-    capacity: shared ? 1 : settings.maxActiveScopes,
-    idleReclamation: shared ? 'not_required_shared_adapter' : settings.durable ? 'lru_on_capacity' : 'disabled_for_volatile_adapter',
+    ...values,
+    clock: values.clock ?? systemClock,
+    capacity: shared ? 1 : values.maxActiveScopes,
+    idleReclamation: shared ? 'not_required_shared_adapter' : values.durable ? 'lru_on_capacity' : 'disabled_for_volatile_adapter',
   });
 }
 

@@ -1,4 +1,5 @@
-import type { IdleReclamation, RouterKind, RouterRouting } from './router-options';
+import type { ComponentKind } from '../config-reader';
+import type { IdleReclamation, RouterRouting } from './router-options';
 
 /** Where a router is in its life: constructed or starting, serving, or stopped for good. */
 export type RouterState = 'starting' | 'running' | 'stopped';
@@ -6,7 +7,7 @@ export type RouterState = 'starting' | 'running' | 'stopped';
 /** The router status record (spec 07 §4): counts and settings only, no scope, key, handle or signal. Frozen. */
 export interface RouterStatus {
   readonly status: RouterState;
-  readonly kind: RouterKind;
+  readonly kind: ComponentKind;
   readonly adapter: string;
   /** Installed workers plus slots reserved by creations in progress. */
   readonly active_scopes: number;
@@ -35,7 +36,7 @@ export interface RouterCounts {
 
 /** The fixed part of a status record. */
 export interface RouterIdentity {
-  readonly kind: RouterKind;
+  readonly kind: ComponentKind;
   readonly routing: RouterRouting;
   readonly adapterId: string;
   readonly capacity: number;

@@ -1,4 +1,4 @@
-import { answer, flush, outcome, routerFixture, scope, startedRouter, TimerlessClock } from '../../../test/services/router-fixture';
+import { answer, flush, outcome, routerFixture, scope, startedRouter, TimerlessClock } from './testing/router-fixture';
 import { RuntimeServiceError } from '../runtime-service.errors';
 
 

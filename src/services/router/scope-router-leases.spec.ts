@@ -1,4 +1,4 @@
-import { answer, flush, outcome, routerFixture, scope, stalledOperation, startedRouter } from '../../../test/services/router-fixture';
+import { answer, flush, outcome, routerFixture, scope, stalledOperation, startedRouter } from './testing/router-fixture';
 
 
 describe('ScopeRouter — leases (spec 07 §4)', () => {

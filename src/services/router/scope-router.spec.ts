@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation, startedRouter, TimerlessClock } from '../../../test/services/router-fixture';
+import { answer, flush, keyOf, outcome, routerFixture, scope, stalledOperation, startedRouter, TimerlessClock } from './testing/router-fixture';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkArtifactScope, scopeKey } from '../service-scope';
 import type { ArtifactScope } from '../services.types';
@@ -304,25 +304,26 @@ describe('ScopeRouter — lifecycle, settings, status', () => {
 
   it('refuses a bad setting with invalid_runtime_service_component_config naming it', () => {
     const base = { kind: 'memory', routing: 'exact_scope', durable: false, adapterId: 'a', maxActiveScopes: 1, maxRouterQueue: 1, idleScopeTimeoutMs: 1, callTimeoutMs: 1, checkScope: () => ({}), keyOf: () => 'k', openScope: () => Promise.resolve(), adapterFailure: 'memory_shard_adapter_failed' } as const;
-    const reasonOf = (patch: Record<string, unknown>) => {
+    const fieldOf = (patch: Record<string, unknown>) => {
       try {
         new ScopeRouter({ ...base, ...patch } as never);
         return 'accepted';
       } catch (error) {
         expect(error).toBeInstanceOf(RuntimeServiceError);
         expect((error as RuntimeServiceError).code).toBe('invalid_runtime_service_component_config');
-        return (error as RuntimeServiceError).details?.reason;
+        expect((error as RuntimeServiceError).details?.reason).toBe('component_config');
+        return (error as RuntimeServiceError).details?.field;
       }
     };
-    expect(reasonOf({})).toBe('accepted');
-    expect(reasonOf({ kind: 'session' })).toBe('kind');
-    expect(reasonOf({ maxActiveScopes: 0 })).toBe('maxActiveScopes');
-    expect(reasonOf({ maxRouterQueue: 1.5 })).toBe('maxRouterQueue');
-    expect(reasonOf({ idleScopeTimeoutMs: 86_400_001 })).toBe('idleScopeTimeoutMs');
-    expect(reasonOf({ callTimeoutMs: 600_001 })).toBe('callTimeoutMs');
-    expect(reasonOf({ routing: 'per_user' })).toBe('routing');
-    expect(reasonOf({ openScope: undefined })).toBe('openScope');
-    expect(reasonOf({ adapterFailure: 'boom' })).toBe('adapterFailure');
+    expect(fieldOf({})).toBe('accepted');
+    expect(fieldOf({ kind: 'session' })).toBe('kind');
+    expect(fieldOf({ maxActiveScopes: 0 })).toBe('maxActiveScopes');
+    expect(fieldOf({ maxRouterQueue: 1.5 })).toBe('maxRouterQueue');
+    expect(fieldOf({ idleScopeTimeoutMs: 86_400_001 })).toBe('idleScopeTimeoutMs');
+    expect(fieldOf({ callTimeoutMs: 600_001 })).toBe('callTimeoutMs');
+    expect(fieldOf({ routing: 'per_user' })).toBe('routing');
+    expect(fieldOf({ openScope: undefined })).toBe('openScope');
+    expect(fieldOf({ adapterFailure: 'boom' })).toBe('adapterFailure');
   });
 
   it('reports an unexpected error of its own bookkeeping once, as runtime_service_child_down', async () => {

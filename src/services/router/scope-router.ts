@@ -4,17 +4,17 @@ import { handled, rejectedWith } from '../../shared/async/handled-promise';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { ServiceCallOptions } from '../services.types';
 import { ColdRoutes } from './cold-route';
-import { RouterCall, stageRefusal, type CallOutcome, type CallRoute, type Handoff } from './router-call';
+import { stageRefusal, type CallRoute, type Handoff, type RouterCall } from './router-call';
+import { RouterCalls } from './router-calls';
 import { RouterTransitions } from './router-transitions';
 import { readCallOptions, resolveRouterSettings, SHARED_SCOPE_KEY, type ResolvedRouterSettings, type ScopeRouterSettings } from './router-options';
 import { routerStatusRecord, type RouterState, type RouterStatus } from './router-status';
-import { endLease, grantLease, leaseFacade, type LeaseRecord } from './scope-lease';
+import { leaseFacade, type LeaseRecord } from './scope-lease';
 import type { ScopeOperation, ScopeWorker } from './scope-worker';
 import { workerHandle, type ResolvedScope } from './scope-worker-handle';
 import { WorkerOperations } from './worker-operations';
 import { WorkerRegistry } from './worker-registry';
 
-const failed = (error: unknown): CallOutcome => ({ ok: false, error });
 const generationStale = (): Error => new RuntimeServiceError('runtime_service_generation_stale');
 
 /**
@@ -40,14 +40,12 @@ export class ScopeRouter<S> {
   private readonly transitions: RouterTransitions;
   private readonly cold: ColdRoutes<S>;
   private readonly operations: WorkerOperations<S>;
-  /** Every call whose wait has not ended. */
-  private readonly calls = new Set<RouterCall<S>>();
+  private readonly calls: RouterCalls<S>;
   private state: RouterState = 'starting';
-  private coldRoutesInFlight = 0;
   private staleError: () => Error = generationStale;
   private starting: Promise<void> | undefined;
 
-  /** Throws `invalid_runtime_service_component_config` (`details: {kind, reason}`) for a bad setting. */
+  /** Throws `invalid_runtime_service_component_config` (`details: {kind, reason: 'component_config'}` naming the settings) for a bad setting. */
   constructor(settings: ScopeRouterSettings<S>) {
     this.settings = resolveRouterSettings(settings);
     this.clock = this.settings.clock;
@@ -57,13 +55,22 @@ export class ScopeRouter<S> {
       idleScopeTimeoutMs: this.settings.idleScopeTimeoutMs,
     });
     this.transitions = new RouterTransitions(this.settings.onChildDown);
+    this.calls = new RouterCalls<S>({
+      clock: this.clock,
+      transitions: this.transitions,
+      touch: (worker) => this.registry.touch(worker, this.now()),
+      leave: (call) => {
+        this.cold.leave(call);
+        this.operations.dequeue(call);
+      },
+    });
     this.cold = new ColdRoutes<S>({
       registry: this.registry,
       transitions: this.transitions,
       now: () => this.now(),
       capacity: this.settings.capacity,
       openScope: (key, call) => this.settings.openScope(key, call),
-      finish: (call, outcome) => this.finish(call, outcome),
+      finish: (call, outcome) => this.calls.finish(call, outcome),
       handOff: (call, worker) => this.handOff(call, worker),
       adapterError: (error) => this.adapterError(error),
     });
@@ -71,7 +78,7 @@ export class ScopeRouter<S> {
       transitions: this.transitions,
       now: () => this.now(),
       touch: (worker) => this.registry.touch(worker, this.now()),
-      finish: (call, outcome) => this.finish(call, outcome),
+      finish: (call, outcome) => this.calls.finish(call, outcome),
       adapterError: (error) => this.adapterError(error),
     });
   }
@@ -92,7 +99,7 @@ export class ScopeRouter<S> {
   run<T>(scope: unknown, operation: ScopeOperation<S, T>, options?: ServiceCallOptions): Promise<T> {
     if (typeof operation !== 'function') return rejectedWith(new TypeError('operation must be a function'));
     return this.enter(scope, options, (call, worker, checked) => {
-      call.lease = this.takeLease(worker, undefined);
+      call.lease = this.calls.takeLease(worker, undefined);
       this.operations.enqueue(worker, call, checked, operation);
     }) as Promise<T>;
   }
@@ -103,9 +110,9 @@ export class ScopeRouter<S> {
    */
   resolve(scope: unknown, options?: ServiceCallOptions): Promise<ResolvedScope<S>> {
     return this.enter(scope, options, (call, worker, checked) => {
-      const lease = this.takeLease(worker, call.callerSignal);
+      const lease = this.calls.takeLease(worker, call.callerSignal);
       const handle = workerHandle(worker, (operation, opts) => this.runLeased(lease, checked, operation, opts));
-      this.finish(call, { ok: true, value: Object.freeze({ worker: handle, lease: leaseFacade(lease, this.releaseLease) }) });
+      this.calls.finish(call, { ok: true, value: Object.freeze({ worker: handle, lease: leaseFacade(lease, this.calls.releaseLease) }) });
     }) as Promise<ResolvedScope<S>>;
   }
 
@@ -125,8 +132,8 @@ export class ScopeRouter<S> {
         creation.settled = true;
         this.transitions.push(() => creation.controller.abort(this.stale()));
       }
-      for (const call of [...this.calls]) this.finish(call, failed(this.stale()));
-      for (const worker of workers) for (const lease of [...worker.leases]) this.endLease(lease);
+      this.calls.failAll(this.stale());
+      for (const worker of workers) for (const lease of [...worker.leases]) this.calls.endLease(lease);
     });
     return Promise.resolve();
   }
@@ -137,7 +144,7 @@ export class ScopeRouter<S> {
       status: this.state,
       activeScopes: this.registry.activeScopes,
       idleEvictions: this.registry.idleEvictions,
-      coldRoutesInFlight: this.coldRoutesInFlight,
+      coldRoutesInFlight: this.calls.coldRoutesInFlight,
     });
   }
 
@@ -178,18 +185,17 @@ export class ScopeRouter<S> {
     if (route && warm) {
       const refusal = stageRefusal(deadline, signal, now);
       if (refusal) return rejectedWith(refusal);
-      const call = this.openCall(deadline, signal, route);
+      const call = this.calls.openCall(deadline, signal, route);
       this.handOff(call, warm);
       return call.promise;
     }
-    if (this.coldRoutesInFlight >= this.settings.maxRouterQueue) {
+    if (this.calls.coldRoutesInFlight >= this.settings.maxRouterQueue) {
       return rejectedWith(new RuntimeServiceError('scope_router_overloaded', { limit: this.settings.maxRouterQueue }));
     }
     const refusal = stageRefusal(deadline, signal, now) ?? invalid;
     if (refusal || !route) return rejectedWith(refusal);
-    const call = this.openCall(deadline, signal, route);
-    call.permit = true;
-    this.coldRoutesInFlight++;
+    const call = this.calls.openCall(deadline, signal, route);
+    this.calls.takePermit(call);
     this.cold.resolve(call);
     return call.promise;
   }
@@ -205,7 +211,7 @@ export class ScopeRouter<S> {
         const now = this.now();
         const refusal = stageRefusal(now + timeoutMs, signal, now);
         if (refusal) return rejectedWith(refusal);
-        const call = this.openCall(now + timeoutMs, signal, null);
+        const call = this.calls.openCall(now + timeoutMs, signal, null);
         this.operations.enqueue(lease.worker, call, scope, operation);
         return call.promise;
       });
@@ -214,67 +220,12 @@ export class ScopeRouter<S> {
     }
   }
 
-  private openCall(deadline: number, signal: AbortSignal | undefined, route: CallRoute<S> | null): RouterCall<S> {
-    const call = new RouterCall<S>(this.clock, deadline, signal, route, this.interrupt);
-    this.calls.add(call);
-    return call;
-  }
-
-  // ---- handoff, leases, operations ---------------------------------------------------------
-
   /** The end of a route: the cold permit comes back, the worker is touched, the call gets it. */
   private handOff(call: RouterCall<S>, worker: ScopeWorker<S>): void {
-    this.returnPermit(call);
+    this.calls.returnPermit(call);
     this.registry.touch(worker, this.now());
     const route = call.route as CallRoute<S>;
     route.handoff(call, worker, route.scope);
-  }
-
-  private takeLease(worker: ScopeWorker<S>, borrower: AbortSignal | undefined): LeaseRecord<S> {
-    return grantLease(worker, borrower, (lease) => this.transitions.guard(() => this.endLease(lease)));
-  }
-
-  private endLease(lease: LeaseRecord<S>): boolean {
-    if (!endLease(lease)) return false;
-    this.registry.touch(lease.worker, this.now());
-    return true;
-  }
-
-  private readonly releaseLease = (lease: LeaseRecord<S>): boolean => {
-    try {
-      return this.transitions.operate(() => this.endLease(lease));
-    } catch {
-      this.transitions.fail();
-      return false;
-    }
-  };
-
-  // ---- the end of a wait -------------------------------------------------------------------
-
-  private readonly interrupt = (call: RouterCall<S>, error: RuntimeServiceError): void => {
-    this.transitions.guard(() => this.finish(call, failed(error)));
-  };
-
-  /** The one exit of every call: frees what it holds (permit, creation place, queued job, lease) exactly once. */
-  private finish(call: RouterCall<S>, outcome: CallOutcome): void {
-    if (call.ended) return;
-    call.close();
-    this.calls.delete(call);
-    this.returnPermit(call);
-    this.cold.leave(call);
-    this.operations.dequeue(call);
-    const lease = call.lease;
-    if (lease !== null) {
-      call.lease = null;
-      this.endLease(lease);
-    }
-    this.transitions.push(() => call.settle(outcome));
-  }
-
-  private returnPermit(call: RouterCall<S>): void {
-    if (!call.permit) return;
-    call.permit = false;
-    this.coldRoutesInFlight--;
   }
 
   // ---- start, errors, plumbing -------------------------------------------------------------

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf, type PgPool, type StatementRows } from '../../database/postgres-pool';
-import { assertSchema } from '../../database/schema-validator';
+import { assertSchema } from '../../database/schema/schema-validator';
 import { SchemaValidatorError } from '../../database/schema-validator.errors';
 import { runStatement } from '../../database/statement-runner';
 import { frozenJsonParse } from '../../json';

@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { isPostgresIdentifier } from '../../database/table-spec';
+import { isPostgresIdentifier } from '../../database/schema/table-spec';
 import { canonicalJson, frozenJsonParse, hasEscapedNul } from '../../json';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { isValidId } from '../../shared/ids/id-rule';

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../database/schema/table-spec';
 
 /** The sessions table of {@link PostgresSessionService}. */
 export const SESSION_TABLE = 'agent_runtime_sessions';

@@ -1,4 +1,4 @@
-import { defineTableSpec, type TableSpec } from '../../../../database/table-spec';
+import { defineTableSpec, type TableSpec } from '../../../../database/schema/table-spec';
 
 /** The runs table of `PostgresRunStore` (spec 08 §4). */
 export const RUNS_TABLE = 'agent_runtime_runs';

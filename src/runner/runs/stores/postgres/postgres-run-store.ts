@@ -3,7 +3,7 @@ import { NotificationListener } from '../../../../database/notification-listener
 import { classifyFailure } from '../../../../database/postgres-failure';
 import type { PgPool } from '../../../../database/postgres-pool';
 import { qualifiedTable } from '../../../../database/qualified-table';
-import { assertSchema } from '../../../../database/schema-validator';
+import { assertSchema } from '../../../../database/schema/schema-validator';
 import { SchemaValidatorError } from '../../../../database/schema-validator.errors';
 import { runStatement } from '../../../../database/statement-runner';
 import { runTransaction, type TransactionClient } from '../../../../database/transaction-runner';
