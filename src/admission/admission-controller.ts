@@ -1,5 +1,4 @@
 import { rejectedWith } from '../shared/async/handled-promise';
-import { randomId } from '../shared/ids/random-id';
 import { agentLimitOf, type AdmissionConfig } from './admission-config';
 import { AdmissionQueue, AgentState, RequestEntry } from './admission-queue';
 import type { AdmissionRequestOptions } from './admission-request';
@@ -8,6 +7,7 @@ import { AdmissionError } from './admission.errors';
 import type { Permit } from './permit';
 import { AdmissionOperations } from './requests/admission-operations';
 import type { AdmissionControllerDeps } from './requests/admission-lifecycle';
+import { newPermitId, newRequestRef } from './requests/admission-ids';
 
 export type { AdmissionControllerDeps };
 
@@ -88,7 +88,7 @@ export class AdmissionController extends AdmissionOperations<RequestEntry, Admis
 
   private newEntry(agent: AgentState, deadline: number, now: number, owner: AbortSignal | undefined, signal: AbortSignal | undefined): RequestEntry {
     if (agent.active === 0 && agent.queue.size === 0) this.agents.set(agent.id, agent);
-    const entry = new RequestEntry(this, randomId('request-'), agent, this.sequence++, deadline, now, owner, signal);
+    const entry = new RequestEntry(this, newRequestRef(), agent, this.sequence++, deadline, now, owner, signal);
     this.track(entry);
     return entry;
   }
@@ -105,7 +105,7 @@ export class AdmissionController extends AdmissionOperations<RequestEntry, Admis
   }
 
   private grant(entry: RequestEntry, now: number): void {
-    this.activate(entry, randomId('permit-'), now - entry.submittedAt);
+    this.activate(entry, newPermitId(), now - entry.submittedAt);
   }
 
   // ---- counts -----------------------------------------------------------------------------

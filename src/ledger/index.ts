@@ -21,9 +21,9 @@ export {
 export { LedgerError, type LedgerErrorCode, type LedgerOperation } from './ledger.errors';
 export type { InvocationLedgerOptions } from './ledger-options';
 export { defaultSanitizeTerminalOutcome, type SanitizeTerminalOutcome } from './outcome-projection';
-export { LEDGER_TABLE_SPEC, ledgerTableSpec } from './storage/ledger.schema';
 export { createLedgerMigration } from './storage/ledger-migration';
 export type { ReconnectBackoff } from '../database/instance-lock';
 export { finishWithRetry, type FinishRetryOptions } from './finish-retry';
 export type { LedgerOperationEvent } from './ledger.constants';
+export { LedgerHealthIndicator } from './ledger.health';
 export { LedgerModule, type LedgerModuleOptions, type LedgerModuleAsyncOptions, type LedgerOptionsFactory } from './ledger.module';

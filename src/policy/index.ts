@@ -33,4 +33,4 @@ export type {
 export { PostgresAuditLog, type PostgresAuditLogDeps } from './audit-log/postgres-audit-log';
 export { verifyAuditChain, type AuditChainBreak, type AuditChainReport, type VerifyAuditChainOptions } from './audit-log/audit-chain-verification';
 export { AuditChainVerifier } from './audit-log/audit-chain-verifier';
-export { assertAuditLogSchema, AUDIT_HEAD_TABLE_SPEC, AUDIT_LOG_TABLE_SPEC } from './audit-log/audit-log.schema';
+

@@ -9,7 +9,6 @@ export { MEMORY_INGESTION_PLUGIN } from './bundle/memory-ingestion-plugin';
 export type { RuntimeServiceProfile } from './profile/service-profile';
 export { InMemorySessionService, type InMemorySessionServiceOptions } from './sessions/in-memory-session-service';
 export { PostgresSessionService, type PostgresSessionServiceOptions } from './sessions/postgres-session-service';
-export { SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC } from './sessions/session.schema';
 export { RuntimeServiceError, type RuntimeServiceErrorCode } from './runtime-service.errors';
 export type {
   ArtifactFileRequest,

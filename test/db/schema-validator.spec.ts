@@ -4,15 +4,10 @@ import { Client } from 'pg';
 import { DataSource, type Logger, type MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 import { createAgentRuntimeDataSource, MIGRATIONS_TABLE } from '../../src/database/data-source.factory';
-import {
-  assertSchema,
-  defineTableSpec,
-  SchemaValidatorError,
-  validateSchema,
-  type SchemaMismatch,
-  type SchemaReport,
-  type TableSpec,
-} from '../../src/database';
+import { SchemaValidatorError } from '../../src/database/schema-validator.errors';
+import { assertSchema, validateSchema, type SchemaReport } from '../../src/database/schema/schema-validator';
+import type { SchemaMismatch } from '../../src/database/schema/schema-comparison';
+import { defineTableSpec, type TableSpec } from '../../src/database/schema/table-spec';
 import { AgentRuntimeError, type ErrorDetails } from '../../src/shared/errors/agent-runtime-error';
 import { fingerprintFunction } from '../../src/database/schema/trigger-comparison';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';

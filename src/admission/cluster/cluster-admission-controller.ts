@@ -8,7 +8,6 @@ import type { AdmissionControllerDeps } from '../requests/admission-lifecycle';
 import type { RequestState } from '../requests/tracked-request';
 import { handled, rejectedWith } from '../../shared/async/handled-promise';
 import { IndexedMinHeap } from '../../shared/collections/indexed-min-heap';
-import { randomId } from '../../shared/ids/random-id';
 import { refusalOf, type DecisionOutcome, type SubmitDecision } from './admission-decisions';
 import { ClusterAdmissionLink } from './cluster-admission-link';
 import { resolveClusterAdmissionOptions, type ClusterAdmissionOptions } from './cluster-admission-options';
@@ -16,6 +15,7 @@ import type { ClusterAdmissionStatus } from './cluster-admission.types';
 import { ClusterRequest, earlierDeadline } from './cluster-request';
 import { ClusterView, type Removal } from './cluster-view';
 import { InstanceDecisions, type DecisionPlan } from './instance-decisions';
+import { newPermitId, newRequestRef } from '../requests/admission-ids';
 
 /** Collaborators of a {@link ClusterAdmissionController}: those of every admission controller. */
 export type ClusterAdmissionControllerDeps = AdmissionControllerDeps;
@@ -128,7 +128,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     const request = this.admit(agentId, opts, now);
     if (!this.link.admitting) throw new AdmissionError('admission_store_unavailable');
     this.purge(now);
-    const entry = new ClusterRequest(this, randomId('request-'), randomId('permit-'), agentId, request.overflow, request.deadline, now, request.owner, request.signal);
+    const entry = new ClusterRequest(this, newRequestRef(), newPermitId(), agentId, request.overflow, request.deadline, now, request.owner, request.signal);
     this.track(entry);
     this.pending++;
     this.watch(entry);
