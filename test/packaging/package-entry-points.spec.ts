@@ -21,8 +21,24 @@ const HEAVY = ['typeorm', 'pg', 'pg-listen', 'piscina', 'ajv', 'class-validator'
 const OPTIONAL_PEER_ENTRY_POINTS = { './ai-sdk': 'ai', './adk': '@google/adk' };
 /** What each entry point loads of {@link HEAVY} when required alone in a fresh process (README, "Entry points"). */
 const HEAVY_PACKAGES_LOADED: Record<string, string[]> = {
-  'nest-agent-runtime': ['TODO'],
+  'nest-agent-runtime': ['ajv', 'class-validator', 'piscina', 'typeorm'],
   'nest-agent-runtime/admission': [],
+  'nest-agent-runtime/policy': [],
+  'nest-agent-runtime/ledger': [],
+  // tool argument schemas (ajv) and the DTOs of the /runs routes
+  'nest-agent-runtime/runner': ['ajv', 'class-validator'],
+  'nest-agent-runtime/trace': [],
+  // the request preparation pool
+  'nest-agent-runtime/evaluation': ['piscina'],
+  'nest-agent-runtime/services': [],
+  'nest-agent-runtime/cluster': [],
+  // the console's snapshot reads the evaluation service
+  'nest-agent-runtime/observability': ['piscina'],
+  'nest-agent-runtime/health': [],
+  'nest-agent-runtime/http': [],
+  // the migrations are TypeORM classes
+  'nest-agent-runtime/database': ['typeorm'],
+  'nest-agent-runtime/testing': [],
 };
 
 /** Requires `entryPoint`, then prints which of `heavy` were loaded (run in the consumer project by its source text). */
