@@ -8,7 +8,7 @@ import { PostgresAuditLog } from '../../../src/policy/audit-log/postgres-audit-l
 import { RuntimePolicy } from '../../../src/policy/runtime-policy';
 import type { PolicyDecision } from '../../../src/policy/runtime-policy.types';
 import { createFreshDatabase, type FreshDatabase } from '../../support/fresh-database';
-import { CapturingSink, scriptedModel, textTurn, toolTurn } from './support/ai-sdk-fixtures';
+import { CapturingSink, scriptedModel, textTurn, toolTurn } from '../../../src/adapters/ai-sdk/testing/ai-sdk-fixtures';
 
 const policy = RuntimePolicy.compile({
   id: 'ai-sdk-canary',

@@ -1,6 +1,6 @@
 import { RuntimeMetrics } from '../../../src/observability/metrics/runtime-metrics';
 import { META, useLedgerHarness } from '../../support/ledger-harness';
-import { parseExposition, seriesOf, valueOf } from './exposition';
+import { parseExposition, seriesOf, valueOf } from '../../../src/observability/metrics/testing/exposition';
 
 describe('ledger operations by outcome, from a real ledger on Postgres', () => {
   const h = useLedgerHarness();

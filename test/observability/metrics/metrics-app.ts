@@ -19,7 +19,7 @@ import { Runner } from '../../../src/runner/runner';
 import { RunsModule } from '../../../src/runner/runs/runs.module';
 import { TraceStore } from '../../../src/trace/trace-store';
 import { TraceStoreModule } from '../../../src/trace/trace-store.module';
-import { parseExposition, type ExpositionSample } from './exposition';
+import { parseExposition, type ExpositionSample } from '../../../src/observability/metrics/testing/exposition';
 
 /** The one configured agent of the test app. */
 export const AGENT = 'assistant';

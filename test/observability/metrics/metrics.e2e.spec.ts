@@ -3,7 +3,7 @@ import { Counter, Registry } from 'prom-client';
 import { AdmissionError } from '../../../src/admission/admission.errors';
 import type { Permit } from '../../../src/admission/permit';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
-import { parseExposition, seriesOf, valueOf, type ExpositionSample } from './exposition';
+import { parseExposition, seriesOf, valueOf, type ExpositionSample } from '../../../src/observability/metrics/testing/exposition';
 import { AGENT, MetricsApp, type MetricsAppOptions } from './metrics-app';
 
 const apps: MetricsApp[] = [];

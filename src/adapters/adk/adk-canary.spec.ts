@@ -1,4 +1,4 @@
-import { calls, canary, countingTool, drain, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './adk-harness';
+import { calls, canary, countingTool, drain, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './testing/adk-harness';
 
 const policy = { agents: { allow: 'all' as const }, tools: { allow: ['fetch_page', 'explode', 'search'] }, maxArgumentBytes: 200, maxContentBytes: 400 };
 

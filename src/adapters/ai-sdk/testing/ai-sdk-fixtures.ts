@@ -1,7 +1,7 @@
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
-import type { ModelGenerateResult, ModelStreamPart } from '../../../../src/adapters/ai-sdk/ai-sdk.types';
-import type { AuditSink } from '../../../../src/policy/audit-log/audit-sink';
-import type { PolicyDecision } from '../../../../src/policy/runtime-policy.types';
+import type { ModelGenerateResult, ModelStreamPart } from '../ai-sdk.types';
+import type { AuditSink } from '../../../policy/audit-log/audit-sink';
+import type { PolicyDecision } from '../../../policy/runtime-policy.types';
 
 const usage: ModelGenerateResult['usage'] = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },

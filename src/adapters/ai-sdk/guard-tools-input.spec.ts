@@ -1,9 +1,9 @@
 import { jsonSchema, tool } from 'ai';
-import { guardTools } from '../../../src/adapters/ai-sdk';
-import { RuntimePolicy } from '../../../src/policy/runtime-policy';
-import type { PolicyDecision } from '../../../src/policy/runtime-policy.types';
-import { RunnerError } from '../../../src/runner/runner.errors';
-import { CapturingSink } from './support/ai-sdk-fixtures';
+import { guardTools } from './';
+import { RuntimePolicy } from '../../policy/runtime-policy';
+import type { PolicyDecision } from '../../policy/runtime-policy.types';
+import { RunnerError } from '../../runner/runner.errors';
+import { CapturingSink } from './testing/ai-sdk-fixtures';
 
 const policy = RuntimePolicy.compile({ tools: { allow: ['search'] }, maxArgumentBytes: 256 });
 const anyInput = jsonSchema<unknown>({});

@@ -1,11 +1,11 @@
 import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import type { MockLanguageModelV4 } from 'ai/test';
-import { guardTools, runtimeSafetyMiddleware } from '../../../src/adapters/ai-sdk';
-import type { ModelGenerateResult } from '../../../src/adapters/ai-sdk/ai-sdk.types';
-import { RuntimePolicy } from '../../../src/policy/runtime-policy';
-import type { PolicyDecision } from '../../../src/policy/runtime-policy.types';
-import { RunnerError } from '../../../src/runner/runner.errors';
-import { CapturingSink, scriptedModel, streamingModel, streamParts, textTurn, toolTurn } from './support/ai-sdk-fixtures';
+import { guardTools, runtimeSafetyMiddleware } from './';
+import type { ModelGenerateResult } from './ai-sdk.types';
+import { RuntimePolicy } from '../../policy/runtime-policy';
+import type { PolicyDecision } from '../../policy/runtime-policy.types';
+import { RunnerError } from '../../runner/runner.errors';
+import { CapturingSink, scriptedModel, streamingModel, streamParts, textTurn, toolTurn } from './testing/ai-sdk-fixtures';
 
 const policy = RuntimePolicy.compile({ id: 'ai-sdk-mw', agents: { allow: ['support'] }, tools: { allow: ['search'] }, maxContentBytes: 32 });
 

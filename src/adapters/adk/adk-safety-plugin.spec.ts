@@ -1,8 +1,8 @@
 import { REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, Runner, type Event, type InvocationContext } from '@google/adk';
-import { verifyDecisionDigest } from '../../../src/policy/policy-decision';
-import { AUDIT_EVENT_TEXT, denialRecord } from '../../../src/runner/loop/event-recorder';
-import { AdkSafetyPlugin } from '../../../src/adapters/adk/adk-safety-plugin';
-import { ADK_SAFETY_PLUGIN_NAME } from '../../../src/adapters/adk/adk-plugin-chain';
+import { verifyDecisionDigest } from '../../policy/policy-decision';
+import { AUDIT_EVENT_TEXT, denialRecord } from '../../runner/loop/event-recorder';
+import { AdkSafetyPlugin } from './adk-safety-plugin';
+import { ADK_SAFETY_PLUGIN_NAME } from './adk-plugin-chain';
 import {
   APP,
   auditEvents,
@@ -22,7 +22,7 @@ import {
   storedEvents,
   text,
   USER,
-} from './adk-harness';
+} from './testing/adk-harness';
 
 const confirmationCalls = (events: readonly Event[]) =>
   events.flatMap((event) => event.content?.parts ?? []).filter((part) => part.functionCall?.name === REQUEST_CONFIRMATION_FUNCTION_CALL_NAME);

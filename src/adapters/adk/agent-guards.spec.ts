@@ -1,7 +1,7 @@
 import { AgentTool, InMemorySessionService, Runner } from '@google/adk';
-import { denialRecord } from '../../../src/runner/loop/event-recorder';
-import { installAgentGuards } from '../../../src/adapters/adk/agent-guards';
-import { APP, auditEvents, calls, decisionOf, drain, makeFacade, message, Observers, responses, ROOT, scriptedAgent, storedEvents, text, USER } from './adk-harness';
+import { denialRecord } from '../../runner/loop/event-recorder';
+import { installAgentGuards } from './agent-guards';
+import { APP, auditEvents, calls, decisionOf, drain, makeFacade, message, Observers, responses, ROOT, scriptedAgent, storedEvents, text, USER } from './testing/adk-harness';
 
 const transfer = (agentName: string) => calls({ name: 'transfer_to_agent', args: { agentName }, id: 'transfer' });
 const OPEN_TOOLS = { tools: { allow: 'all' as const } };

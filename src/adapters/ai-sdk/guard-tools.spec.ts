@@ -1,9 +1,9 @@
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { guardTools } from '../../../src/adapters/ai-sdk';
-import { RuntimePolicy } from '../../../src/policy/runtime-policy';
-import type { PolicyDecision } from '../../../src/policy/runtime-policy.types';
-import { RunnerError } from '../../../src/runner/runner.errors';
-import { CapturingSink, denialOutputOf, scriptedModel, streamingModel, streamParts, textTurn, toolResultIn, toolTurn } from './support/ai-sdk-fixtures';
+import { guardTools } from './';
+import { RuntimePolicy } from '../../policy/runtime-policy';
+import type { PolicyDecision } from '../../policy/runtime-policy.types';
+import { RunnerError } from '../../runner/runner.errors';
+import { CapturingSink, denialOutputOf, scriptedModel, streamingModel, streamParts, textTurn, toolResultIn, toolTurn } from './testing/ai-sdk-fixtures';
 
 const policy = RuntimePolicy.compile({
   id: 'ai-sdk-tools',

@@ -12,11 +12,11 @@ import {
   type LlmRequest,
   type LlmResponse,
 } from '@google/adk';
-import type { PolicyDecision } from '../../../src/policy/runtime-policy.types';
-import { RunnerError, type RunnerErrorCode } from '../../../src/runner/runner.errors';
-import { AdkRunnerFacade } from '../../../src/adapters/adk/adk-runner-facade';
-import type { AdkRunnerFacadeOptions } from '../../../src/adapters/adk/adk-facade-options';
-import type { AdkContent } from '../../../src/adapters/adk/adk.types';
+import type { PolicyDecision } from '../../../policy/runtime-policy.types';
+import { RunnerError, type RunnerErrorCode } from '../../../runner/runner.errors';
+import { AdkRunnerFacade } from '../adk-runner-facade';
+import type { AdkRunnerFacadeOptions } from '../adk-facade-options';
+import type { AdkContent } from '../adk.types';
 
 // ADK logs every plugin registration and tool call; the suites read events, not logs
 setLogger({ log() {}, debug() {}, info() {}, warn() {}, error() {}, setLogLevel() {} });
@@ -108,7 +108,7 @@ export function scriptedAgent(
   return { agent, model };
 }
 
-export { Observers } from '../../../src/runner/testing/runner-harness';
+export { Observers } from '../../../runner/testing/runner-harness';
 
 /** A session service that records the calls it gets and the events it is asked to store. */
 export class RecordingSessionService extends InMemorySessionService {

@@ -1,8 +1,8 @@
 import { createEvent, InMemorySessionService, Runner } from '@google/adk';
-import { summarizeDecision } from '../../../src/policy/policy-decision';
-import { RunnerError } from '../../../src/runner/runner.errors';
-import { BudgetGuardSessionService } from '../../../src/adapters/adk/budget-guard-session-service';
-import { APP, auditEvents, decisionOf, drain, expectRunnerError, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './adk-harness';
+import { summarizeDecision } from '../../policy/policy-decision';
+import { RunnerError } from '../../runner/runner.errors';
+import { BudgetGuardSessionService } from './budget-guard-session-service';
+import { APP, auditEvents, decisionOf, drain, expectRunnerError, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './testing/adk-harness';
 
 const POLICY = { agents: { allow: 'all' as const }, tools: { allow: 'all' as const }, maxContentBytes: 200 };
 const inflate = plugin('inflate', { onUserMessageCallback: async () => message('i'.repeat(400)) });

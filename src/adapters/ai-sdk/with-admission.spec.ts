@@ -1,10 +1,10 @@
 import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
-import { runtimeSafetyMiddleware, withAdmission } from '../../../src/adapters/ai-sdk';
-import { AdmissionController } from '../../../src/admission/admission-controller';
-import { AdmissionError } from '../../../src/admission/admission.errors';
-import { RuntimePolicy } from '../../../src/policy/runtime-policy';
-import { scriptedModel, streamParts, textTurn, toolTurn } from './support/ai-sdk-fixtures';
+import { runtimeSafetyMiddleware, withAdmission } from './';
+import { AdmissionController } from '../../admission/admission-controller';
+import { AdmissionError } from '../../admission/admission.errors';
+import { RuntimePolicy } from '../../policy/runtime-policy';
+import { scriptedModel, streamParts, textTurn, toolTurn } from './testing/ai-sdk-fixtures';
 
 const controllerOf = (overflow: 'reject' | 'queue' = 'reject') => new AdmissionController({ globalLimit: 1, overflow, defaultQueueTimeoutMs: 'infinity' });
 

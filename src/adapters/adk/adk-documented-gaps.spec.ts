@@ -1,5 +1,5 @@
 import type { Event, InvocationContext } from '@google/adk';
-import { auditEvents, calls, countingTool, drain, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './adk-harness';
+import { auditEvents, calls, countingTool, drain, makeFacade, message, Observers, plugin, ROOT, scriptedAgent, storedEvents, text, USER } from './testing/adk-harness';
 
 /** Policy decisions seen in telemetry, by operation. */
 const operations = (observers: Observers) => observers.telemetry.map((entry) => (entry.payload as { operation: string }).operation);

@@ -1,6 +1,6 @@
-import { summarizeDecision } from '../../../src/policy/policy-decision';
-import { RunnerError } from '../../../src/runner/runner.errors';
-import { AdkRunnerFacade } from '../../../src/adapters/adk/adk-runner-facade';
+import { summarizeDecision } from '../../policy/policy-decision';
+import { RunnerError } from '../../runner/runner.errors';
+import { AdkRunnerFacade } from './adk-runner-facade';
 import {
   APP,
   auditEvents,
@@ -19,7 +19,7 @@ import {
   storedEvents,
   text,
   USER,
-} from './adk-harness';
+} from './testing/adk-harness';
 
 const OPEN = { agents: { allow: 'all' as const }, tools: { allow: 'all' as const } };
 

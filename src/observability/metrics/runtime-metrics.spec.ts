@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { Registry } from 'prom-client';
-import { AdmissionController } from '../../../src/admission/admission-controller';
-import type { AdmissionStatus } from '../../../src/admission/admission.types';
-import { RuntimeMetrics } from '../../../src/observability/metrics/runtime-metrics';
-import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
-import { ManualClock } from '../../../src/shared/time/manual-clock';
-import { observability } from '../../../src/trace/testing/trace-store-fixture';
-import { TraceStore } from '../../../src/trace/trace-store';
-import { parseExposition, seriesOf, valueOf } from './exposition';
+import { AdmissionController } from '../../admission/admission-controller';
+import type { AdmissionStatus } from '../../admission/admission.types';
+import { RuntimeMetrics } from './runtime-metrics';
+import { TelemetryEvents } from '../../telemetry/telemetry-events';
+import { ManualClock } from '../../shared/time/manual-clock';
+import { observability } from '../../trace/testing/trace-store-fixture';
+import { TraceStore } from '../../trace/trace-store';
+import { parseExposition, seriesOf, valueOf } from './testing/exposition';
 
 const scrape = async (metrics: RuntimeMetrics) => parseExposition(await metrics.metrics());
 
