@@ -1,7 +1,8 @@
 import type { HttpErrorRule, HttpErrorTable } from '../http/http-error-mapper';
 import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
 
-const LEDGER_OPERATIONS = ['create', 'claim', 'create_and_claim', 'renew', 'checkpoint', 'finish', 'delete', 'get', 'list_expired', 'recover_expired'] as const;
+/** The ledger's operations, in the order of spec 04 §5. */
+export const LEDGER_OPERATIONS = ['create', 'claim', 'create_and_claim', 'renew', 'checkpoint', 'finish', 'delete', 'get', 'list_expired', 'recover_expired'] as const;
 
 /** The operations of an {@link InvocationLedger}, each with its own `invalid_<operation>_arguments` code. */
 export type LedgerOperation = (typeof LEDGER_OPERATIONS)[number];

@@ -5,14 +5,7 @@ import type { JsonObject } from '../../json/json.types';
 import type { ArtifactRecord, ArtifactVersionInfo } from '../services.types';
 
 /** The frozen metadata of one version, in the spec's key order. */
-export function versionInfo(fields: {
-  readonly version: number;
-  readonly mime_type: string;
-  readonly size_bytes: number;
-  readonly sha256: string;
-  readonly custom_metadata: JsonObject;
-  readonly created_at_ms: number;
-}): ArtifactVersionInfo {
+export function versionInfo(fields: ArtifactVersionInfo): ArtifactVersionInfo {
   return Object.freeze({
     version: fields.version,
     mime_type: fields.mime_type,
