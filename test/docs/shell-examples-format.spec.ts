@@ -1,4 +1,4 @@
-import { outputMatches, stepsOf, unassignedVariables, type DocBlock } from './support/shell-examples';
+import { instancesOf, outputMatches, stepsOf, unassignedVariables, type DocBlock } from './support/shell-examples';
 
 /** The rules `shell-examples.spec.ts` reads a console block by: they must be able to fail. */
 describe('the console block convention', () => {
@@ -24,5 +24,13 @@ describe('the console block convention', () => {
     expect(unassignedVariables(stepsOf(block('$ curl -s localhost:3000/evaluations/$JOB')))).toEqual(['JOB']);
     expect(unassignedVariables(stepsOf(block('$ RUN=$(curl -s localhost:3000/runs)\n$ curl localhost:3000/runs/${RUN}/events')))).toEqual([]);
     expect(unassignedVariables(stepsOf(block('$ for i in 1 2; do curl localhost:3000/$i; done')))).toEqual([]);
+  });
+
+  it('reads the instances a cluster block addresses, one plain service otherwise', () => {
+    expect(instancesOf({ ...block(''), markers: { instances: '3001=node-a 3002=node-b' } })).toEqual([
+      { port: '3001', instanceId: 'node-a' },
+      { port: '3002', instanceId: 'node-b' },
+    ]);
+    expect(instancesOf(block(''))).toEqual([{ port: '3000', instanceId: null }]);
   });
 });

@@ -14,21 +14,28 @@
  *   `HTTP/1.1 403 Forbidden`, `…`, then the body.
  * - A variable (`$RUN_ID`) must be assigned by an earlier command of the same block.
  * - `<!-- env: ADMISSION_OVERFLOW=reject -->` on the line above the block: its commands run against a service
- *   started with that environment. `<!-- not-run: why -->`: the block is not run (several instances, a
- *   restart, a command-line tool); such blocks are listed by the first test.
+ *   started with that environment.
+ * - `<!-- instances: 3001=node-a 3002=node-b -->`: the block addresses several instances of a cluster
+ *   (`CLUSTER=1 INSTANCE_ID=node-a PORT=3001 npm start`, …) as `localhost:3001`, `localhost:3002`; the test
+ *   starts one reference service in cluster mode per instance, on one database.
+ * - `<!-- not-run: why -->`: the block is not run (a restart, a killed process, a command-line tool); such
+ *   blocks are listed by the first test.
  * - ```bash and ```sh blocks are never run: use them for install, start and build commands.
  */
 import { RecordingLogger } from '../e2e/support/harness';
 import { startReferenceService, type ReferenceService } from '../e2e/support/reference-service';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
-import { consoleBlocks, envOf, outputMatches, runSteps, stepsOf, unassignedVariables, type DocBlock } from './support/shell-examples';
+import { consoleBlocks, envOf, instancesOf, outputMatches, runSteps, stepsOf, unassignedVariables, type DocBlock } from './support/shell-examples';
 
 const blocks = consoleBlocks();
 const name = (block: DocBlock) => `${block.file}:${block.line}`;
 const runnable = blocks.filter((block) => block.markers['not-run'] === undefined);
-/** The runnable blocks grouped by their `env` marker, the blocks without one first. */
-const byEnv = new Map<string, DocBlock[]>();
-for (const block of runnable) byEnv.set(block.markers.env ?? '', [...(byEnv.get(block.markers.env ?? '') ?? []), block]);
+/** The runnable blocks grouped by the services they need (`env` and `instances` markers), the plain ones first. */
+const byServices = new Map<string, DocBlock[]>();
+for (const block of runnable) {
+  const key = [block.markers.env, block.markers.instances].filter(Boolean).join('; ') || 'one service';
+  byServices.set(key, [...(byServices.get(key) ?? []), block]);
+}
 
 describe('the shell examples of the docs', () => {
   it('are found, and the ones not run say why', () => {
@@ -43,11 +50,11 @@ describe('the shell examples of the docs', () => {
   });
 });
 
-describe.each([...byEnv.entries()])('against the reference service (env: %s)', (env, group) => {
+describe.each([...byServices.entries()])('against the reference service (%s)', (_, group) => {
   const logger = new RecordingLogger();
   let database: FreshDatabase | undefined;
-  let service: ReferenceService | undefined;
-  let base = '';
+  const services: ReferenceService[] = [];
+  const bases: Record<string, string> = {};
 
   beforeAll(async () => {
     database = await createFreshDatabase();
@@ -55,22 +62,26 @@ describe.each([...byEnv.entries()])('against the reference service (env: %s)', (
     const saved = Object.fromEntries(Object.keys(environment).map((key) => [key, process.env[key]]));
     Object.assign(process.env, environment);
     try {
-      service = await startReferenceService({ databaseUrl: database.url, logDecisions: false }, logger);
+      for (const { port, instanceId } of instancesOf(group[0])) {
+        const cluster = instanceId === null ? {} : { cluster: { instanceId } };
+        const service = await startReferenceService({ databaseUrl: database.url, logDecisions: false, ...cluster }, logger);
+        services.push(service);
+        bases[port] = service.http.baseUrl;
+      }
     } finally {
       for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }
-    base = service.http.baseUrl;
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
-    await service?.app.close();
+    for (const service of services.reverse()) await service.app.close();
     await database?.drop();
-  });
+  }, 60_000);
 
   it.each(group.map((block) => [name(block), block] as const))('%s shows what the service answers', async (_, block) => {
     const steps = stepsOf(block);
-    const outputs = await runSteps(steps, base, 25_000);
+    const outputs = await runSteps(steps, bases, 25_000);
     const mismatches = steps
       .map((step, index) => ({ step, actual: outputs[index] }))
       .filter(({ step, actual }) => step.expected.some((line) => line.trim() !== '') && !outputMatches(step.expected, actual))

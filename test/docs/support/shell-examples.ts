@@ -55,6 +55,23 @@ export function envOf(block: DocBlock): Record<string, string> {
   return env;
 }
 
+/**
+ * The instances an `<!-- instances: 3001=node-a 3002=node-b -->` marker asks for: the port the block writes
+ * (`localhost:3001`) and the cluster instance id of each. Without the marker: one service at `localhost:3000`,
+ * not in cluster mode.
+ */
+export function instancesOf(block: DocBlock): Array<{ port: string; instanceId: string | null }> {
+  const marker = block.markers.instances;
+  if (marker === undefined) return [{ port: '3000', instanceId: null }];
+  return marker
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((pair) => {
+      const [port, instanceId] = pair.split('=');
+      return { port, instanceId };
+    });
+}
+
 /** Variables (`$NAME`, `${NAME}`) a step uses that no earlier step of its block assigned (`NAME=…`). */
 export function unassignedVariables(steps: readonly ShellStep[]): string[] {
   const assigned = new Set<string>();
@@ -79,12 +96,14 @@ export function outputMatches(expected: readonly string[], actual: string): bool
 }
 
 /**
- * Runs the steps in order in one bash (so variables carry over), `localhost:3000` replaced by `base`;
+ * Runs the steps in order in one bash (so variables carry over), each `localhost:<port>` replaced by the base URL
+ * of `bases[port]`;
  * answers each step's standard output.
  */
-export async function runSteps(steps: readonly ShellStep[], base: string, timeoutMs: number): Promise<string[]> {
+export async function runSteps(steps: readonly ShellStep[], bases: Readonly<Record<string, string>>, timeoutMs: number): Promise<string[]> {
   const marker = (index: number) => `@@docs-step-${index}@@`;
-  const script = steps.map((step, index) => `printf '\\n${marker(index)}\\n'\n${step.command.replaceAll('http://localhost:3000', base).replaceAll('localhost:3000', base)}`).join('\n');
+  const addressed = (command: string) => command.replace(/(?:http:\/\/)?localhost:(\d+)/g, (written, port: string) => bases[port] ?? written);
+  const script = steps.map((step, index) => `printf '\\n${marker(index)}\\n'\n${addressed(step.command)}`).join('\n');
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn('bash', ['-c', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
