@@ -1,4 +1,4 @@
-import type { BaseArtifactService, BaseCredentialService, BaseMemoryService } from '@google/adk';
+import type { BaseArtifactService, BaseCredentialService, BaseMemoryService } from '@google/adk' with { 'resolution-mode': 'import' };
 import type { AuditSink } from '../../policy/audit-log/audit-sink';
 import type { RuntimePolicy } from '../../policy/runtime-policy';
 import type { RuntimePolicySpec } from '../../policy/runtime-policy-compiler';

@@ -1,4 +1,4 @@
-import type * as Adk from '@google/adk';
+import type * as Adk from '@google/adk' with { 'resolution-mode': 'import' };
 import { AdkAdapterError } from './adk-adapter.errors';
 
 /** The `@google/adk` module as this adapter uses it. */

@@ -1,4 +1,4 @@
-import type { RunConfig } from '@google/adk';
+import type { RunConfig } from '@google/adk' with { 'resolution-mode': 'import' };
 import { RunnerError } from '../../runner/runner.errors';
 import { isTokenId } from '../../shared/ids/id-rule';
 import { isAbortSignal } from '../../shared/async/abort-signal';

@@ -1,4 +1,4 @@
-import type { BaseAgent, BasePlugin, BaseSessionService, BaseTool, Context, Event, InvocationContext, LlmRequest, LlmResponse, Session } from '@google/adk';
+import type { BaseAgent, BasePlugin, BaseSessionService, BaseTool, Context, Event, InvocationContext, LlmRequest, LlmResponse, Session } from '@google/adk' with { 'resolution-mode': 'import' };
 
 /**
  * An ADK event (`@google/adk` `Event`), as the facade yields it.

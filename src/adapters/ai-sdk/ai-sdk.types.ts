@@ -1,4 +1,4 @@
-import type { LanguageModelMiddleware, ToolSet } from 'ai';
+import type { LanguageModelMiddleware, ToolSet } from 'ai' with { 'resolution-mode': 'import' };
 
 // Every AI SDK type is derived from the two names `ai` exports, so this adapter never names the
 // `@ai-sdk/*` packages it does not depend on, and `import type` keeps `ai` out of the emitted JavaScript.
