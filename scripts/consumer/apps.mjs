@@ -80,7 +80,7 @@ export const APPS = [
  * README has no such command.
  */
 export function readmeInstallPackages(readmePath) {
-  const match = /^\s*npm (?:install|i) (nest-agent-runtime(?: +[@a-z0-9/._-]+)+)\s*$/m.exec(readFileSync(readmePath, 'utf8'));
+  const match = /^\s*(?:\$ )?npm (?:install|i) (nest-agent-runtime(?: +[@a-z0-9/._-]+)+)\s*(?:#.*)?$/m.exec(readFileSync(readmePath, 'utf8'));
   return match ? match[1].trim().split(/ +/) : null;
 }
 
