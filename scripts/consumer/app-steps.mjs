@@ -41,6 +41,14 @@ function installedVersion(dir, name) {
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : null;
 }
 
+/** npm's warnings in an install log, one line each (an engine warning names its package and range), at most 10. */
+function npmWarnings(logFile) {
+  const text = readFileSync(logFile, 'utf8');
+  const engines = [...text.matchAll(/package: '([^']+)',\s*npm warn EBADENGINE\s+required: \{ node: '([^']+)'/g)].map(([, name, range]) => `EBADENGINE ${name} needs node ${range}`);
+  const others = text.split('\n').filter((line) => /^npm warn (?!EBADENGINE)\S/.test(line)).map((line) => line.slice('npm warn '.length));
+  return [...new Set([...engines, ...others])].slice(0, 10);
+}
+
 /** The `error TS…` lines of a compiler log (at most 30), and how many there were. */
 function compilerErrors(logFile) {
   const lines = readFileSync(logFile, 'utf8').split('\n').filter((line) => /error TS\d+/.test(line));
@@ -98,6 +106,7 @@ export async function runApp(app, context) {
     const readme = installArguments(app, context.packages, context.tarball);
     if ((await run('npm', ['install', ...readme, ...NPM_FLAGS], { cwd: dir, env, logFile: logs.install })) !== 0) fail('npm install (the README command) failed', tail(logs.install));
     if ((await run('npm', ['install', '-D', ...DEV_TOOLS, ...NPM_FLAGS], { cwd: dir, env, logFile: logs.install })) !== 0) fail('npm install -D (dev tools) failed', tail(logs.install));
+    for (const warning of npmWarnings(logs.install)) context.print(`${label}:   npm warned: ${warning}`);
     const shownNames = ['@nestjs/core', '@nestjs/terminus', '@nestjs/event-emitter', '@nestjs/typeorm', 'typeorm', 'pg', 'typescript'];
     return shownNames.map((name) => `${name}@${installedVersion(dir, name) ?? 'missing'}`).join(' ');
   });
