@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import type { AdmissionService } from './admission-service';
 import { ADMISSION_SERVICE } from './admission.constants';
 
@@ -16,9 +15,9 @@ import { ADMISSION_SERVICE } from './admission.constants';
 export class AdmissionHealthIndicator implements ComponentHealthIndicator {
   constructor(@Inject(ADMISSION_SERVICE) private readonly controller: AdmissionService) {}
 
-  isHealthy(key = 'admission'): HealthIndicatorResult {
+  isHealthy(key = 'admission'): ComponentHealthResult {
     const status = this.controller.status();
     const data = { draining: status.draining, active: status.active, queued: status.queue_length, available: status.available };
-    return indicatorResult(key, !status.draining, data) as HealthIndicatorResult;
+    return indicatorResult(key, !status.draining, data);
   }
 }

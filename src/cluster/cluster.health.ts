@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { ClusterInstance } from './cluster-instance';
 
 /**
@@ -14,8 +13,8 @@ import { ClusterInstance } from './cluster-instance';
 export class ClusterHealthIndicator implements ComponentHealthIndicator {
   constructor(@Inject(ClusterInstance) private readonly instance: ClusterInstance) {}
 
-  isHealthy(key = 'cluster'): HealthIndicatorResult {
+  isHealthy(key = 'cluster'): ComponentHealthResult {
     const report = this.instance.health();
-    return indicatorResult(key, Object.values(report).every(Boolean), report) as HealthIndicatorResult;
+    return indicatorResult(key, Object.values(report).every(Boolean), report);
   }
 }

@@ -1,7 +1,9 @@
-import { DynamicModule, Global, Inject, Module, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, type InjectionToken, type Provider } from '@nestjs/common';
+import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
+import { dataSourceInjection } from '../database/app-data-source.provider';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { isNonEmptyString } from '../shared/options/option-rules';
 import { readOptions, optionFailureDetails } from '../shared/options/option-reader';
 import { ClusterInstance } from './cluster-instance';
@@ -12,11 +14,9 @@ import { ClusterHealthIndicator } from './cluster.health';
 export const CLUSTER_MODULE_OPTIONS = Symbol('CLUSTER_MODULE_OPTIONS');
 
 /** Options of `ClusterModule.forRoot` (spec 08 §2). Unknown keys stop bootstrap with `invalid_cluster_options`. */
-export interface ClusterModuleOptions {
+export interface ClusterModuleOptions extends AppDataSourceOptions {
   /** This instance's id; must differ between instances. @default hostname + pid + a random suffix */
   instanceId?: string;
-  /** Name of the `@nestjs/typeorm` DataSource the cluster shares. @default the default DataSource */
-  dataSourceName?: string;
 }
 
 /** A class that builds the cluster options (`useClass` / `useExisting`). */
@@ -24,10 +24,11 @@ export interface ClusterOptionsFactory {
   createClusterOptions(): ClusterModuleOptions | Promise<ClusterModuleOptions>;
 }
 
-/** Options of `ClusterModule.forRootAsync`; `dataSourceName` is given beside the factory, as for the ledger. */
-export interface ClusterModuleAsyncOptions extends ModuleAsyncOptions<ClusterModuleOptions, ClusterOptionsFactory> {
-  dataSourceName?: string;
-}
+/** Options of `ClusterModule.forRootAsync`; the DataSource is given beside the factory, as for the ledger. */
+export interface ClusterModuleAsyncOptions extends ModuleAsyncOptions<ClusterModuleOptions, ClusterOptionsFactory>, AppDataSourceOptions {}
+
+const CLUSTER_DATA_SOURCE = Symbol('ClusterModule.dataSource');
+const refuse = (fields: readonly string[]) => new ClusterError('invalid_cluster_options', optionFailureDetails(fields));
 
 /**
  * Global module that makes this process an instance of a cluster on the TypeORM DataSource: it
@@ -59,13 +60,10 @@ function resolveClusterModuleOptions(options: unknown): { instanceId?: string } 
   return Object.freeze({ ...(read.values as { instanceId?: string }) });
 }
 
-function instanceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
-  // @nestjs/typeorm is an optional peer, needed only when this module is used
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+function instanceProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: ClusterInstance,
-    inject: [CLUSTER_MODULE_OPTIONS, getDataSourceToken(declared.dataSourceName as string | undefined)],
+    inject: [CLUSTER_MODULE_OPTIONS, dataSourceToken],
     useFactory: async (options: { instanceId?: string }, dataSource: never) => {
       const instance = new ClusterInstance({ dataSource, ...options });
       await instance.start();
@@ -74,16 +72,19 @@ function instanceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider
   };
 }
 
-const clusterModule = moduleBuilder<ClusterModuleOptions, ClusterOptionsFactory, 'dataSourceName'>({
+const clusterModule = moduleBuilder<ClusterModuleOptions, ClusterOptionsFactory, AppDataSourceKey>({
   module: ClusterModule,
   optionsToken: CLUSTER_MODULE_OPTIONS,
   factoryMethod: 'createClusterOptions',
-  declared: { dataSourceName: isNonEmptyString },
+  declared: APP_DATA_SOURCE_RULES,
   resolve: resolveClusterModuleOptions,
   invalid: (details) => new ClusterError('invalid_cluster_options', details),
-  metadata: (declared) => ({
-    imports: [AgentRuntimeHealthModule],
-    providers: [instanceProvider(declared), ClusterHealthIndicator],
-    exports: [ClusterInstance, CLUSTER_MODULE_OPTIONS, ClusterHealthIndicator],
-  }),
+  metadata: (declared) => {
+    const dataSource = dataSourceInjection(declared, CLUSTER_DATA_SOURCE, refuse);
+    return {
+      imports: [AgentRuntimeHealthModule],
+      providers: [...dataSource.providers, instanceProvider(dataSource.token), ClusterHealthIndicator],
+      exports: [ClusterInstance, CLUSTER_MODULE_OPTIONS, ClusterHealthIndicator],
+    };
+  },
 });

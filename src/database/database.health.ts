@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { systemClock } from '../shared/time/clock';
 import { within } from '../shared/time/timeout';
 
@@ -16,11 +15,11 @@ import { within } from '../shared/time/timeout';
 export class DatabaseHealthIndicator implements ComponentHealthIndicator {
   constructor(private readonly dataSource: DataSource) {}
 
-  async isHealthy(key = 'database', timeoutMs = 1000): Promise<HealthIndicatorResult> {
+  async isHealthy(key = 'database', timeoutMs = 1000): Promise<ComponentHealthResult> {
     const answered = await within(this.dataSource.query('SELECT 1'), timeoutMs, systemClock).then(
       () => true,
       () => false,
     );
-    return indicatorResult(key, answered) as HealthIndicatorResult;
+    return indicatorResult(key, answered);
   }
 }

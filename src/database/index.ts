@@ -3,4 +3,5 @@ export { agentRuntimeDataSourceOptions, createAgentRuntimeDataSource, runAgentRu
 export { AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
 export { DatabaseHealthIndicator } from './database.health';
 export { SchemaValidatorError, type SchemaValidatorErrorCode } from './schema-validator.errors';
+export type { AppDataSourceOptions } from './app-data-source';
 export type { SchemaMismatch, SchemaMismatchProperty } from './schema/schema-comparison';

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { EvalService } from './service/eval-service';
 
 /** How long the ownership connection has to answer `SELECT 1`. */
@@ -19,7 +18,7 @@ export const EVAL_HEALTH_TIMEOUT_MS = 1000;
 export class EvalServiceHealthIndicator implements ComponentHealthIndicator {
   constructor(@Inject(EvalService) private readonly service: EvalService) {}
 
-  async isHealthy(key = 'evaluation'): Promise<HealthIndicatorResult> {
+  async isHealthy(key = 'evaluation'): Promise<ComponentHealthResult> {
     const up = await this.service.isHealthy(EVAL_HEALTH_TIMEOUT_MS);
     const c = this.service.capabilities();
     return indicatorResult(key, up, {
@@ -28,10 +27,10 @@ export class EvalServiceHealthIndicator implements ComponentHealthIndicator {
       active_jobs: c.active_jobs,
       queued_jobs: c.queued_jobs,
       recovered_jobs: c.recovered_jobs,
-    }) as HealthIndicatorResult;
+    });
   }
 
-  isLive(key = 'evaluation'): HealthIndicatorResult {
-    return indicatorResult(key, this.service.isLive(), { state: this.service.state }) as HealthIndicatorResult;
+  isLive(key = 'evaluation'): ComponentHealthResult {
+    return indicatorResult(key, this.service.isLive(), { state: this.service.state });
   }
 }

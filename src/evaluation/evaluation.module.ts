@@ -1,9 +1,11 @@
-import { DynamicModule, Global, Inject, Logger, Module, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Logger, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
+import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
+import { dataSourceInjection } from '../database/app-data-source.provider';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { RunRegistry } from '../runner/runs/run-registry';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
-import { isNonEmptyString } from '../shared/options/option-rules';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { optionFailureDetails } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { EvalServiceError } from './eval.errors';
 import { EvaluationController } from './evaluation.controller';
@@ -13,29 +15,23 @@ import { EvalService } from './service/eval-service';
 import { PostgresEvalStore } from './store/postgres-eval-store';
 
 /** `forRoot` options with the DataSource to use. */
-export interface EvaluationModuleRootOptions extends EvaluationModuleOptions {
-  /** Name of the `@nestjs/typeorm` DataSource. @default the default DataSource */
-  readonly dataSourceName?: string;
-}
+export interface EvaluationModuleRootOptions extends EvaluationModuleOptions, AppDataSourceOptions {}
 
 /** A class that builds the module options (`useClass` / `useExisting`). */
 export interface EvaluationOptionsFactory {
   createEvaluationOptions(): EvaluationModuleOptions | Promise<EvaluationModuleOptions>;
 }
 
-/** Options of `EvaluationModule.forRootAsync`; `dataSourceName` is given here, as the injection token depends on it. */
-export interface EvaluationModuleAsyncOptions extends ModuleAsyncOptions<EvaluationModuleOptions, EvaluationOptionsFactory> {
-  /** Name of the `@nestjs/typeorm` DataSource. @default the default DataSource */
-  readonly dataSourceName?: string;
-}
+/** Options of `EvaluationModule.forRootAsync`; the DataSource is given here, as the injection token depends on it. */
+export interface EvaluationModuleAsyncOptions extends ModuleAsyncOptions<EvaluationModuleOptions, EvaluationOptionsFactory>, AppDataSourceOptions {}
 
-function serviceProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
-  // @nestjs/typeorm is an optional peer, needed only when this module is used
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+const EVALUATION_DATA_SOURCE = Symbol('EvaluationModule.dataSource');
+const refuse = (fields: readonly string[]) => new EvalServiceError('invalid_eval_service_options', optionFailureDetails(fields));
+
+function serviceProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: EvalService,
-    inject: [EVALUATION_MODULE_OPTIONS, getDataSourceToken(declared.dataSourceName as string | undefined), { token: RunRegistry, optional: true }, ...optionalEventEmitter()],
+    inject: [EVALUATION_MODULE_OPTIONS, dataSourceToken, { token: RunRegistry, optional: true }, ...optionalEventEmitter()],
     useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, registry: RunRegistry | undefined, events?: unknown) => {
       const store = new PostgresEvalStore(dataSource, options.store);
       return new EvalService(
@@ -82,16 +78,19 @@ export class EvaluationModule implements OnModuleInit {
   }
 }
 
-const evaluationModule = moduleBuilder<EvaluationModuleOptions, EvaluationOptionsFactory, 'dataSourceName'>({
+const evaluationModule = moduleBuilder<EvaluationModuleOptions, EvaluationOptionsFactory, AppDataSourceKey>({
   module: EvaluationModule,
   optionsToken: EVALUATION_MODULE_OPTIONS,
   factoryMethod: 'createEvaluationOptions',
-  declared: { dataSourceName: isNonEmptyString },
+  declared: APP_DATA_SOURCE_RULES,
   resolve: resolveEvaluationModuleOptions,
   invalid: (details) => new EvalServiceError('invalid_eval_service_options', details),
-  metadata: (declared) => ({
-    imports: [AgentRuntimeHealthModule],
-    providers: [serviceProvider(declared), EvalServiceHealthIndicator],
-    exports: [EvalService, EVALUATION_MODULE_OPTIONS, EvalServiceHealthIndicator],
-  }),
+  metadata: (declared) => {
+    const dataSource = dataSourceInjection(declared, EVALUATION_DATA_SOURCE, refuse);
+    return {
+      imports: [AgentRuntimeHealthModule],
+      providers: [...dataSource.providers, serviceProvider(dataSource.token), EvalServiceHealthIndicator],
+      exports: [EvalService, EVALUATION_MODULE_OPTIONS, EvalServiceHealthIndicator],
+    };
+  },
 });

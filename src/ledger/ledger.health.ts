@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { InvocationLedger } from './invocation-ledger';
 
 /** How long the pool and the lock connection have to answer `SELECT 1`. */
@@ -18,8 +17,8 @@ export const LEDGER_HEALTH_TIMEOUT_MS = 1000;
 export class LedgerHealthIndicator implements ComponentHealthIndicator {
   constructor(private readonly ledger: InvocationLedger) {}
 
-  async isHealthy(key = 'invocation_ledger'): Promise<HealthIndicatorResult> {
+  async isHealthy(key = 'invocation_ledger'): Promise<ComponentHealthResult> {
     const healthy = await this.ledger.isHealthy(LEDGER_HEALTH_TIMEOUT_MS);
-    return indicatorResult(key, healthy, { lock_held: this.ledger.lockHeld }) as HealthIndicatorResult;
+    return indicatorResult(key, healthy, { lock_held: this.ledger.lockHeld });
   }
 }

@@ -1,8 +1,10 @@
-import { DynamicModule, Global, Inject, Module, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
+import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
+import { dataSourceInjection } from '../database/app-data-source.provider';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
-import { isNonEmptyString } from '../shared/options/option-rules';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { optionFailureDetails } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { InvocationLedger } from './invocation-ledger';
 import type { InvocationLedgerOptions } from './ledger-options';
@@ -11,10 +13,7 @@ import { LedgerError } from './ledger.errors';
 import { LedgerHealthIndicator } from './ledger.health';
 
 /** Options of `LedgerModule.forRoot` (spec 04 §8). Unknown keys fail start-up with `invalid_ledger_options`. */
-export interface LedgerModuleOptions extends InvocationLedgerOptions {
-  /** Name of the `@nestjs/typeorm` DataSource to use. @default the default DataSource */
-  dataSourceName?: string;
-}
+export interface LedgerModuleOptions extends InvocationLedgerOptions, AppDataSourceOptions {}
 
 /** A class that builds the ledger options (`useClass` / `useExisting`). */
 export interface LedgerOptionsFactory {
@@ -22,14 +21,15 @@ export interface LedgerOptionsFactory {
 }
 
 /** Options of `LedgerModule.forRootAsync`: `imports`, `inject`, exactly one of `useFactory`, `useClass`, `useExisting`. */
-export interface LedgerModuleAsyncOptions extends ModuleAsyncOptions<LedgerModuleOptions, LedgerOptionsFactory> {
-  /**
-   * Name of the `@nestjs/typeorm` DataSource. Its injection token must be known when the module is
-   * declared (as with `TypeOrmModule.forRootAsync({ name })`), so it is given here; the factory may
-   * repeat it but not change it. @default the default DataSource
-   */
-  dataSourceName?: string;
-}
+/**
+ * Options of `LedgerModule.forRootAsync`. The DataSource (`dataSource` or `dataSourceName`) decides an
+ * injection token, which must be known when the module is declared (as with
+ * `TypeOrmModule.forRootAsync({ name })`), so it is given here; the factory may repeat it but not change it.
+ */
+export interface LedgerModuleAsyncOptions extends ModuleAsyncOptions<LedgerModuleOptions, LedgerOptionsFactory>, AppDataSourceOptions {}
+
+const LEDGER_DATA_SOURCE = Symbol('LedgerModule.dataSource');
+const refuse = (fields: readonly string[]) => new LedgerError('invalid_ledger_options', optionFailureDetails(fields));
 
 /**
  * Global module providing the started `InvocationLedger` on a TypeORM DataSource, and
@@ -65,27 +65,27 @@ export class LedgerModule implements OnModuleInit {
   }
 }
 
-function ledgerProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
-  // @nestjs/typeorm is an optional peer, needed only when this module is used
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+function ledgerProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: InvocationLedger,
-    inject: [LEDGER_MODULE_OPTIONS, getDataSourceToken(declared.dataSourceName as string | undefined), ...optionalEventEmitter()],
+    inject: [LEDGER_MODULE_OPTIONS, dataSourceToken, ...optionalEventEmitter()],
     // the ledger validates its options (resolveLedgerOptions) and refuses bad ones when it starts
     useFactory: (options: InvocationLedgerOptions, dataSource: never, events?: unknown) => new InvocationLedger(dataSource, options, { events: asTelemetrySink(events) }),
   };
 }
 
-const ledgerModule = moduleBuilder<LedgerModuleOptions, LedgerOptionsFactory, 'dataSourceName'>({
+const ledgerModule = moduleBuilder<LedgerModuleOptions, LedgerOptionsFactory, AppDataSourceKey>({
   module: LedgerModule,
   optionsToken: LEDGER_MODULE_OPTIONS,
   factoryMethod: 'createLedgerOptions',
-  declared: { dataSourceName: isNonEmptyString },
+  declared: APP_DATA_SOURCE_RULES,
   invalid: (details) => new LedgerError('invalid_ledger_options', details),
-  metadata: (declared) => ({
-    imports: [AgentRuntimeHealthModule],
-    providers: [ledgerProvider(declared), LedgerHealthIndicator],
-    exports: [InvocationLedger, LEDGER_MODULE_OPTIONS, LedgerHealthIndicator],
-  }),
+  metadata: (declared) => {
+    const dataSource = dataSourceInjection(declared, LEDGER_DATA_SOURCE, refuse);
+    return {
+      imports: [AgentRuntimeHealthModule],
+      providers: [...dataSource.providers, ledgerProvider(dataSource.token), LedgerHealthIndicator],
+      exports: [InvocationLedger, LEDGER_MODULE_OPTIONS, LedgerHealthIndicator],
+    };
+  },
 });

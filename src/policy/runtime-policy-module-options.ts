@@ -1,3 +1,5 @@
+import { conflictingDataSourceFields, isDataSource } from '../database/app-data-source';
+import type { DataSource } from 'typeorm';
 import { optionFailureDetails, readOptions, type OptionRules } from '../shared/options/option-reader';
 import { integerIn, isNonEmptyString, oneOf } from '../shared/options/option-rules';
 import { RuntimePolicy } from './runtime-policy';
@@ -13,6 +15,7 @@ const MODULE_OPTION_RULES: OptionRules<keyof RuntimePolicyModuleOptions> = {
   auditLog: isAuditSinkOption,
   auditDecisions: oneOf('deny', 'all'),
   auditTimeoutMs: integerIn(1, 60_000),
+  dataSource: isDataSource,
   dataSourceName: isNonEmptyString,
 };
 
@@ -24,6 +27,7 @@ export interface ResolvedRuntimePolicyModuleOptions {
   readonly auditLog: RuntimePolicyModuleOptions['auditLog'];
   readonly auditDecisions: 'deny' | 'all';
   readonly auditTimeoutMs: number;
+  readonly dataSource: DataSource | undefined;
   readonly dataSourceName: string | undefined;
 }
 
@@ -34,13 +38,16 @@ export interface ResolvedRuntimePolicyModuleOptions {
 export function resolveRuntimePolicyModuleOptions(options: unknown): ResolvedRuntimePolicyModuleOptions {
   const read = readOptions(options ?? null, MODULE_OPTION_RULES, { name: 'options', unknownKeys: 'refuse' });
   if (!read.ok) throw invalid(read.fields);
-  const { policy, auditLog, auditDecisions, auditTimeoutMs, dataSourceName } = read.values as Partial<RuntimePolicyModuleOptions>;
+  const { policy, auditLog, auditDecisions, auditTimeoutMs, dataSource, dataSourceName } = read.values as Partial<RuntimePolicyModuleOptions>;
   if (policy === undefined) throw invalid(['policy']);
+  const conflict = conflictingDataSourceFields({ dataSource, dataSourceName });
+  if (conflict.length > 0) throw invalid(conflict);
   return Object.freeze({
     policy: compiled(policy),
     auditLog,
     auditDecisions: auditDecisions ?? 'deny',
     auditTimeoutMs: auditTimeoutMs ?? 5000,
+    dataSource,
     dataSourceName,
   });
 }

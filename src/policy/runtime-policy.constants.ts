@@ -1,3 +1,4 @@
+import type { DataSource } from 'typeorm';
 import type { RuntimePolicy } from './runtime-policy';
 import type { RuntimePolicySpec } from './runtime-policy-compiler';
 import type { AuditSink } from './audit-log/audit-sink';
@@ -25,7 +26,9 @@ export interface RuntimePolicyModuleOptions {
   auditDecisions?: AuditDecisions;
   /** Bound of each `record` call, integer 1..60000 ms. @default 5000 */
   auditTimeoutMs?: number;
-  /** TypeORM DataSource name for `'postgres'`. @default the default DataSource */
+  /** The app's DataSource for `'postgres'`, for an app without `@nestjs/typeorm`. @default the `@nestjs/typeorm` DataSource */
+  dataSource?: DataSource;
+  /** Name of the `@nestjs/typeorm` DataSource for `'postgres'`. @default the default DataSource */
   dataSourceName?: string;
 }
 

@@ -33,7 +33,7 @@ const providers: Provider[] = [
     provide: AuditSink,
     inject: [RUNTIME_POLICY_OPTIONS, ModuleRef],
     useFactory: (options: ResolvedRuntimePolicyModuleOptions, moduleRef: ModuleRef) => {
-      if (options.auditLog === 'postgres') return new DeferredPostgresAuditLog(moduleRef, options.dataSourceName);
+      if (options.auditLog === 'postgres') return new DeferredPostgresAuditLog(moduleRef, options);
       if (options.auditLog) return options.auditLog;
       logger.warn('no auditLog configured: policy decisions are not persisted');
       return null;

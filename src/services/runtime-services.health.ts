@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../health/readiness-indicator.decorator';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 
 /**
@@ -14,7 +13,7 @@ import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 export class RuntimeServicesHealthIndicator implements ComponentHealthIndicator {
   constructor(@Inject(RuntimeServiceSupervisor) private readonly supervisor: RuntimeServiceSupervisor) {}
 
-  isHealthy(key = 'runtime_services'): HealthIndicatorResult {
+  isHealthy(key = 'runtime_services'): ComponentHealthResult {
     const status = this.supervisor.status() as { status?: unknown; generation?: unknown; durability?: unknown };
     const state = this.supervisor.state;
     const up = state === 'running' || state === 'disabled';
@@ -23,6 +22,6 @@ export class RuntimeServicesHealthIndicator implements ComponentHealthIndicator 
       profile: this.supervisor.profile,
       generation: typeof status.generation === 'number' ? status.generation : 0,
       durability: typeof status.durability === 'string' ? status.durability : null,
-    }) as HealthIndicatorResult;
+    });
   }
 }

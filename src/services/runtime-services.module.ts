@@ -1,8 +1,10 @@
-import { DynamicModule, Global, Inject, Module, type OnModuleInit, type Provider } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
+import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
+import { dataSourceInjection } from '../database/app-data-source.provider';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
-import { moduleBuilder, type DeclaredOptions, type ModuleAsyncOptions } from '../shared/nest/module.builder';
-import { isNonEmptyString } from '../shared/options/option-rules';
+import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
+import { optionFailureDetails } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 import { createRuntimeServices } from './bundle/runtime-services-factory';
@@ -15,32 +17,32 @@ import { MemoryOutbox } from './memory-outbox.provider';
 export const RUNTIME_SERVICES_MODULE_OPTIONS = Symbol('RUNTIME_SERVICES_MODULE_OPTIONS');
 
 /** Options of `RuntimeServicesModule.forRoot` (spec 07 §3). */
-export interface RuntimeServicesModuleOptions {
+export interface RuntimeServicesModuleOptions extends AppDataSourceOptions {
   /** `'disabled'`, `'ephemeral_local'` or `'durable_local'`. */
   readonly profile: string;
   /** The profile's configuration (its keys are checked strictly). @default {} */
   readonly config?: unknown;
-  /** Name of the `@nestjs/typeorm` DataSource of the durable profile. @default the default DataSource */
-  readonly dataSourceName?: string;
 }
+
+/** The options a factory returns: the DataSource is given beside it, as the injection token depends on it. */
+type RuntimeServicesFactoryOptions = Omit<RuntimeServicesModuleOptions, AppDataSourceKey>;
 
 /** A class that builds the options (`useClass` / `useExisting`). */
 export interface RuntimeServicesOptionsFactory {
-  createRuntimeServicesOptions(): Omit<RuntimeServicesModuleOptions, 'dataSourceName'> | Promise<Omit<RuntimeServicesModuleOptions, 'dataSourceName'>>;
+  createRuntimeServicesOptions(): RuntimeServicesFactoryOptions | Promise<RuntimeServicesFactoryOptions>;
 }
 
-/** Options of `forRootAsync`; `dataSourceName` is given here, as the injection token depends on it. */
-export interface RuntimeServicesModuleAsyncOptions extends ModuleAsyncOptions<Omit<RuntimeServicesModuleOptions, 'dataSourceName'>, RuntimeServicesOptionsFactory> {
-  readonly dataSourceName?: string;
-}
+/** Options of `forRootAsync`; the DataSource of the durable profile is given here, as the injection token depends on it. */
+export interface RuntimeServicesModuleAsyncOptions extends ModuleAsyncOptions<RuntimeServicesFactoryOptions, RuntimeServicesOptionsFactory>, AppDataSourceOptions {}
 
-function supervisorProvider(declared: DeclaredOptions<'dataSourceName'>): Provider {
-  // @nestjs/typeorm is an optional peer; the durable profile needs its DataSource
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
+const SERVICES_DATA_SOURCE = Symbol('RuntimeServicesModule.dataSource');
+const refuse = (fields: readonly string[]) => new RuntimeServiceError('invalid_runtime_service_profile_config', optionFailureDetails(fields));
+
+function supervisorProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: RuntimeServiceSupervisor,
-    inject: [RUNTIME_SERVICES_MODULE_OPTIONS, { token: getDataSourceToken(declared.dataSourceName as string | undefined), optional: true }, ...optionalEventEmitter()],
+    // only the durable profile needs a DataSource
+    inject: [RUNTIME_SERVICES_MODULE_OPTIONS, { token: dataSourceToken, optional: true }, ...optionalEventEmitter()],
     useFactory: (options: { profile: unknown; config: unknown }, dataSource: never, events?: unknown) =>
       createRuntimeServices(options.profile, options.config, { ...(dataSource ? { dataSource } : {}), events: asTelemetrySink(events) }),
   };
@@ -76,16 +78,19 @@ export class RuntimeServicesModule implements OnModuleInit {
   }
 }
 
-const runtimeServicesModule = moduleBuilder<Omit<RuntimeServicesModuleOptions, 'dataSourceName'>, RuntimeServicesOptionsFactory, 'dataSourceName'>({
+const runtimeServicesModule = moduleBuilder<RuntimeServicesFactoryOptions, RuntimeServicesOptionsFactory, AppDataSourceKey>({
   module: RuntimeServicesModule,
   optionsToken: RUNTIME_SERVICES_MODULE_OPTIONS,
   factoryMethod: 'createRuntimeServicesOptions',
-  declared: { dataSourceName: isNonEmptyString },
+  declared: APP_DATA_SOURCE_RULES,
   invalid: (details) => new RuntimeServiceError('invalid_runtime_service_profile_config', details),
   resolve: readProfileOptions,
-  metadata: (declared) => ({
-    imports: [AgentRuntimeHealthModule],
-    providers: [supervisorProvider(declared), RuntimeServicesHealthIndicator, MemoryOutbox],
-    exports: [RuntimeServiceSupervisor, RUNTIME_SERVICES_MODULE_OPTIONS, RuntimeServicesHealthIndicator, MemoryOutbox],
-  }),
+  metadata: (declared) => {
+    const dataSource = dataSourceInjection(declared, SERVICES_DATA_SOURCE, refuse);
+    return {
+      imports: [AgentRuntimeHealthModule],
+      providers: [...dataSource.providers, supervisorProvider(dataSource.token), RuntimeServicesHealthIndicator, MemoryOutbox],
+      exports: [RuntimeServiceSupervisor, RUNTIME_SERVICES_MODULE_OPTIONS, RuntimeServicesHealthIndicator, MemoryOutbox],
+    };
+  },
 });

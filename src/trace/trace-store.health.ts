@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
-import { indicatorResult } from '../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../health/readiness-report';
 import { TraceStore } from './trace-store';
 
 /**
@@ -13,8 +12,8 @@ import { TraceStore } from './trace-store';
 export class TraceStoreHealthIndicator {
   constructor(@Optional() @Inject(TraceStore) private readonly store: TraceStore | null) {}
 
-  isHealthy(key = 'trace_store'): HealthIndicatorResult {
-    if (this.store === null) return indicatorResult(key, false, { enabled: false }) as HealthIndicatorResult;
+  isHealthy(key = 'trace_store'): ComponentHealthResult {
+    if (this.store === null) return indicatorResult(key, false, { enabled: false });
     try {
       const status = this.store.status();
       return indicatorResult(key, true, {
@@ -22,9 +21,9 @@ export class TraceStoreHealthIndicator {
         principals: status.principals,
         lifecycle_pending: status.lifecycle_pending,
         lifecycle_delivery_dropped: status.counters.lifecycle_delivery_dropped,
-      }) as HealthIndicatorResult;
+      });
     } catch {
-      return indicatorResult(key, false, {}) as HealthIndicatorResult;
+      return indicatorResult(key, false, {});
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
-import { integerIn, isBoolean, isFunction, isNonEmptyString } from '../../shared/options/option-rules';
+import { integerIn, isBoolean, isFunction } from '../../shared/options/option-rules';
 import { ConsoleError } from './console.errors';
 
 /** A guard class, as `@UseGuards()` takes it (Nest's `Type<CanActivate>`). */
@@ -36,8 +36,6 @@ export interface ConsoleModuleOptions {
   readonly maxRuns?: number;
   /** Recent policy denials listed in a snapshot (1..200). @default 20 */
   readonly maxDenials?: number;
-  /** Name of the `@nestjs/typeorm` DataSource the Postgres audit log is on. @default the default DataSource */
-  readonly dataSourceName?: string;
 }
 
 /** The options with their defaults applied. */
@@ -48,7 +46,6 @@ export interface ResolvedConsoleOptions {
   readonly refreshMs: number;
   readonly maxRuns: number;
   readonly maxDenials: number;
-  readonly dataSourceName: string | undefined;
 }
 
 /** Injection token of the {@link ResolvedConsoleOptions}. */
@@ -65,7 +62,6 @@ const RULES = {
   refreshMs: integerIn(100, 60_000),
   maxRuns: integerIn(1, 1024),
   maxDenials: integerIn(1, 200),
-  dataSourceName: isNonEmptyString,
 };
 
 /**
@@ -85,6 +81,5 @@ export function resolveConsoleOptions(options: ConsoleModuleOptions): ResolvedCo
     refreshMs: (values.refreshMs as number | undefined) ?? 1000,
     maxRuns: (values.maxRuns as number | undefined) ?? 50,
     maxDenials: (values.maxDenials as number | undefined) ?? 20,
-    dataSourceName: values.dataSourceName as string | undefined,
   });
 }

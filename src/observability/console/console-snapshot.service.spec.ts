@@ -1,4 +1,3 @@
-import type { ModuleRef } from '@nestjs/core';
 import { AdmissionController } from '../../admission/admission-controller';
 import { InMemoryRunStore } from '../../runner/runs/stores/in-memory-run-store';
 import { RunRegistry } from '../../runner/runs/run-registry';
@@ -9,7 +8,6 @@ import { resolveConsoleOptions } from './console-options';
 import { ConsoleSnapshotService } from './console-snapshot.service';
 import { PendingConfirmations } from './pending-confirmations';
 
-const noModuleRef = {} as ModuleRef;
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A stored `confirmation_requested` event as the Runner writes it: call id, tool, arguments and hint. */
@@ -85,7 +83,7 @@ describe('ConsoleSnapshotService', () => {
     const store = new InMemoryRunStore();
     const registry = new RunRegistry({ runners: [new RegistryRunnerDouble()], store });
     const { run_id: runId } = await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hi' });
-    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), noModuleRef, admission, registry, store, null);
+    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), admission, registry, store, null);
 
     const snapshot = await service.snapshot();
     expect(snapshot.admission).toMatchObject({ global_limit: 3, active: 2, queue_length: 1 });

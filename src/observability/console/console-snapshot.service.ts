@@ -1,5 +1,4 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import type { AdmissionService } from '../../admission/admission-service';
 import { ADMISSION_SERVICE } from '../../admission/admission.constants';
@@ -25,11 +24,9 @@ const NO_AUDIT_LOG: ConsoleDenials = Object.freeze({ status: 'no_postgres_audit_
 @Injectable()
 export class ConsoleSnapshotService {
   private readonly confirmations: PendingConfirmations;
-  private dataSource: DataSource | null | undefined;
 
   constructor(
     @Inject(CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
-    private readonly moduleRef: ModuleRef,
     @Optional() @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService | null,
     @Optional() @Inject(RunRegistry) private readonly registry: RunRegistry | null,
     @Optional() @Inject(RunStore) store: RunStore | null,
@@ -54,20 +51,11 @@ export class ConsoleSnapshotService {
     return dataSource ? recentDenials(dataSource, this.options.maxDenials) : NO_AUDIT_LOG;
   }
 
-  /** The DataSource of the policy module's Postgres audit log, looked up once; `null` without one. */
+  /** The DataSource of the policy module's Postgres audit log (the one the log writes to); `null` without one. */
   private auditDataSource(): DataSource | null {
-    if (this.dataSource !== undefined) return this.dataSource;
     const sink = this.auditSink;
-    if (!(sink instanceof DeferredPostgresAuditLog || sink instanceof PostgresAuditLog)) return (this.dataSource = null);
-    // @nestjs/typeorm is an optional peer, present whenever the Postgres audit log is
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
-    try {
-      this.dataSource = this.moduleRef.get<DataSource>(getDataSourceToken(this.options.dataSourceName), { strict: false });
-    } catch {
-      this.dataSource = null;
-    }
-    return this.dataSource;
+    if (sink instanceof DeferredPostgresAuditLog) return sink.auditLog?.dataSource ?? null;
+    return sink instanceof PostgresAuditLog ? sink.dataSource : null;
   }
 }
 

@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { DataSource } from 'typeorm';
+import type { AppDataSourceOptions } from '../../database/app-data-source';
+import { resolveAppDataSource } from '../../database/app-data-source.provider';
 import type { AuditChainReport } from './audit-chain-verification';
 import type { AuditChainVerifier } from './audit-chain-verifier';
 import type { AuditSink } from './audit-sink';
@@ -19,15 +20,11 @@ export class DeferredPostgresAuditLog implements AuditSink, AuditChainVerifier, 
 
   constructor(
     private readonly moduleRef: ModuleRef,
-    private readonly dataSourceName: string | undefined,
+    private readonly dataSourceChoice: AppDataSourceOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    // @nestjs/typeorm is an optional peer, needed only for the 'postgres' sink
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { getDataSourceToken } = require('@nestjs/typeorm') as typeof import('@nestjs/typeorm');
-    const dataSource = this.moduleRef.get<DataSource>(getDataSourceToken(this.dataSourceName), { strict: false });
-    const log = new PostgresAuditLog(dataSource);
+    const log = new PostgresAuditLog(resolveAppDataSource(this.moduleRef, this.dataSourceChoice));
     await log.init();
     this.log = log;
   }

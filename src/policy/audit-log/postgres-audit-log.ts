@@ -52,8 +52,9 @@ export interface PostgresAuditLogDeps {
 export class PostgresAuditLog implements AuditSink, AuditChainVerifier {
   private readonly clock: Clock;
 
+  /** @param dataSource the DataSource the log is on (the console reads recent denials through it) */
   constructor(
-    private readonly dataSource: DataSource,
+    readonly dataSource: DataSource,
     deps: PostgresAuditLogDeps = {},
   ) {
     this.clock = deps.clock ?? systemClock;

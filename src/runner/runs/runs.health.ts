@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult } from '@nestjs/terminus';
 import { ReadinessIndicator, type ComponentHealthIndicator } from '../../health/readiness-indicator.decorator';
-import { indicatorResult } from '../../health/readiness-report';
+import { indicatorResult, type ComponentHealthResult } from '../../health/readiness-report';
 import { RunRegistry } from './run-registry';
 
 /**
@@ -14,8 +13,8 @@ import { RunRegistry } from './run-registry';
 export class RunsHealthIndicator implements ComponentHealthIndicator {
   constructor(private readonly registry: RunRegistry) {}
 
-  isHealthy(key = 'runs'): HealthIndicatorResult {
+  isHealthy(key = 'runs'): ComponentHealthResult {
     const status = this.registry.status();
-    return indicatorResult(key, status.accepting, { accepting: status.accepting, active: status.active }) as HealthIndicatorResult;
+    return indicatorResult(key, status.accepting, { accepting: status.accepting, active: status.active });
   }
 }
