@@ -1,5 +1,4 @@
 import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { AdmissionService } from '../admission/admission-service';
 import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import { InvocationLedger } from '../ledger/invocation-ledger';
@@ -23,12 +22,11 @@ export class ReferenceGenerationListener implements OnModuleInit {
     private readonly policy: RuntimePolicy,
     @Inject(AuditSink) private readonly auditSink: AuditSink,
     private readonly ledger: InvocationLedger,
-    private readonly events: EventEmitter2,
     @Optional() @Inject(TraceStore) private readonly traceStore: TraceStore | null,
   ) {}
 
   onModuleInit(): void {
-    const build = referenceRunnerBuilder({ admission: this.admission, policy: this.policy, auditSink: this.auditSink, ledger: this.ledger, events: this.events, traceStore: this.traceStore ?? null });
+    const build = referenceRunnerBuilder({ admission: this.admission, policy: this.policy, auditSink: this.auditSink, ledger: this.ledger, traceStore: this.traceStore ?? null });
     let first = true;
     this.services.onGeneration((generation) => {
       // the registry was built on the first generation already

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { AdmissionService } from '../admission/admission-service';
 import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import { InvocationLedger } from '../ledger/invocation-ledger';
@@ -29,19 +28,18 @@ export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
  */
 export const referenceRunsOptions = (cluster: boolean): RunsModuleAsyncOptions => ({
   ...(cluster ? { store: PostgresRunStoreProvider } : {}),
-  inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, EventEmitter2, TraceStore],
+  inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, TraceStore],
   useFactory: async (
     admission: AdmissionService,
     policy: RuntimePolicy,
     auditSink: AuditSink,
     ledger: InvocationLedger,
     services: RuntimeServiceSupervisor,
-    events: EventEmitter2,
     traceStore: TraceStore | null,
   ) => {
     // the bundle's first generation may still be starting (module init order): wait for it
     await services.start();
-    const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, events, traceStore });
+    const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, traceStore });
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
     return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace } };
   },
@@ -53,14 +51,14 @@ interface ReferenceRunnerParts {
   readonly policy: RuntimePolicy;
   readonly auditSink: AuditSink;
   readonly ledger: InvocationLedger;
-  readonly events: EventEmitter2;
   readonly traceStore: TraceStore | null;
 }
 
 /**
  * The reference runners, one per agent, on a bundle generation's services (sessions, artifacts,
  * memory and the memory-ingestion plugin) with the module's admission controller (queueing),
- * runtime policy, Postgres audit log and the ledger for `durable: true` runs.
+ * runtime policy, Postgres audit log and the ledger for `durable: true` runs. No `events` option: the
+ * runs module hands every run the app's `EventEmitter2`, so runner telemetry and metrics work as they are.
  */
 export function referenceRunnerBuilder(parts: ReferenceRunnerParts): (spec: GenerationRunnerSpec) => Runner[] {
   const logger = new Logger('Runner');
@@ -77,7 +75,6 @@ export function referenceRunnerBuilder(parts: ReferenceRunnerParts): (spec: Gene
           runtimePolicy: parts.policy,
           auditSink: parts.auditSink,
           ledger: parts.ledger,
-          events: parts.events,
           logger,
           runTimeoutMs: 120_000,
           ...trace,

@@ -53,7 +53,7 @@ export class Runner {
     const options = this.#options;
     return (async function* () {
       const valid = validateRunRequest(options, request);
-      const scope = new InvocationScope(options, valid.userId, valid.sessionId, undefined, valid.runId);
+      const scope = new InvocationScope(options, valid.userId, valid.sessionId, undefined, valid.runId, valid.events);
       return yield* invocationStream(scope, startBody(scope, valid.message, valid.durable, valid.onAdmitted), valid.signal);
     })();
   }
@@ -74,7 +74,7 @@ export class Runner {
       const valid = validateResumeRequest(options, request);
       const release = await takeInvocationTurn(valid.invocationId);
       try {
-        const scope = new InvocationScope(options, valid.userId, valid.sessionId, valid.invocationId, valid.runId);
+        const scope = new InvocationScope(options, valid.userId, valid.sessionId, valid.invocationId, valid.runId, valid.events);
         return yield* invocationStream(scope, resumeBody(scope, { callId: valid.callId, decision: valid.decision, onAdmitted: valid.onAdmitted }), valid.signal);
       } finally {
         release();

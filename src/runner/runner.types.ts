@@ -46,7 +46,12 @@ export interface RunnerOptions {
   readonly maxModelCalls?: number;
   /** @default the system clock */
   readonly clock?: Clock;
-  /** Receives `agent_runtime.runner.invocation`; `EventEmitter2` fits. @default none */
+  /**
+   * Receives `agent_runtime.runner.invocation` of every invocation; `EventEmitter2` fits. It wins over
+   * a run request's `events`, which is how runs started through `RunsModule` reach the app's
+   * `EventEmitter2` without this option.
+   * @default the run request's `events`; none for a direct `run` without it
+   */
   readonly events?: TelemetrySink;
   /** Observability events of every invocation go to this store under `principal` (spec 03 §8). @default none */
   readonly traceStore?: TraceStoreBinding;
@@ -85,6 +90,12 @@ export interface RunRequest {
   readonly runId?: string;
   /** Called once admission granted, with the invocation id. */
   readonly onAdmitted?: (info: { readonly invocation_id: string }) => void;
+  /**
+   * Receives this invocation's `agent_runtime.runner.invocation` when the Runner has no `events`
+   * option (the Runner's own sink wins). `RunRegistry` passes its `events` here, which `RunsModule`
+   * sets to the app's `EventEmitter2`. @default the Runner's `events`
+   */
+  readonly events?: TelemetrySink;
 }
 
 /**
@@ -102,6 +113,8 @@ export interface ResumeRequest {
   readonly signal?: AbortSignal;
   readonly runId?: string;
   readonly onAdmitted?: (info: { readonly invocation_id: string }) => void;
+  /** As `RunRequest.events`. @default the Runner's `events` */
+  readonly events?: TelemetrySink;
 }
 
 /** How an invocation ended without an error. */

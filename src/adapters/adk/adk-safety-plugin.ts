@@ -46,6 +46,16 @@ const TOOL_ERROR = (): Record<string, unknown> => ({ success: false, error: { ki
  *   run), and measures tool results an agent's own `afterToolCallback` substituted after every
  *   plugin. Content a `beforeRunCallback` returns is checked the same way before ADK stores it.
  *
+ * **A denial is a tool error in ADK's convention.** The denied call's function response is the
+ * Runner's denial record `{success: false, error: {kind: 'runtime_policy_denied', decision_id,
+ * policy_id, operation, outcome, reason}}`: it has the `error` key by which ADK, and Gemini's
+ * `FunctionResponse` ("use the `error` key for error details"), mark a failed call (ADK answers a
+ * tool that throws with `{error: message}`), and no `result` or `output` key, so the model reads it as
+ * a failed call. A UI reading ADK events tells a denial by `response.error.kind ===
+ * 'runtime_policy_denied'` (a tool failure is `'tool_error'`). It carries the decision's content-free
+ * summary, never the call's arguments. The plugin returns it rather than throwing because ADK catches
+ * only what the tool itself throws: a throwing `beforeToolCallback` would end the whole run.
+ *
  * A class that does not extend ADK's `BasePlugin`, so the entry point loads without the peer: ADK
  * 2.0 recognises plugins by their methods, and this one has every callback `BasePlugin` declares.
  *

@@ -1,5 +1,5 @@
 import { jsonSchema, tool } from 'ai';
-import { guardTools } from './';
+import { guardTools, isToolDenial } from './';
 import { RuntimePolicy } from '../../policy/runtime-policy';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import { RunnerError } from '../../runner/runner.errors';
@@ -118,20 +118,21 @@ describe('guardTools: arguments that are not JSON are denied, never a crash (spe
     ['a Date', { q: new Date(0) }, 'invalid_arguments'],
     ['a getter that throws', throwing, 'invalid_arguments'],
     ['arguments over maxArgumentBytes', { q: 'x'.repeat(300) }, 'argument_budget_exceeded'],
-  ])('denies %s: the tool never runs and the denial record is returned', async (_label, args, reason) => {
+  ])('denies %s: the tool never runs and execute throws the denial', async (_label, args, reason) => {
     const execute = jest.fn(async () => 'ran');
     const sink = new CapturingSink();
     const guarded = guardTools({ search: tool({ inputSchema: anyInput, execute }) }, { policy, auditSink: sink });
-    const output = await guarded.search.execute!(args, { toolCallId: 'c1', messages: [], context: {} });
+    const failure = await Promise.resolve(guarded.search.execute!(args, { toolCallId: 'c1', messages: [], context: {} })).catch((error: unknown) => error);
     expect(execute).not.toHaveBeenCalled();
     expect(sink.decisions.map((d) => d.reason)).toEqual([reason]);
-    expect(output).toEqual({ success: false, error: expect.objectContaining({ kind: 'runtime_policy_denied', reason }) });
+    expect(isToolDenial(failure)).toBe(true);
+    expect(failure).toMatchObject({ code: 'runtime_policy_denied', details: { operation: 'tool_call', outcome: 'deny', reason } });
   });
 
   it('decides again for a direct call without SDK options, and keeps serving after bad input', async () => {
     const execute = jest.fn(async () => 'ran');
     const guarded = guardTools({ search: tool({ inputSchema: anyInput, execute }) }, { policy });
-    await expect(guarded.search.execute!({ q: BigInt(2) }, undefined as never)).resolves.toMatchObject({ success: false });
+    await expect(Promise.resolve(guarded.search.execute!({ q: BigInt(2) }, undefined as never))).rejects.toMatchObject({ code: 'runtime_policy_denied', details: { reason: 'invalid_arguments' } });
     await expect(guarded.search.execute!({ q: 'fine' }, new Proxy({}, {}) as never)).resolves.toBe('ran');
     expect(execute).toHaveBeenCalledTimes(1);
   });

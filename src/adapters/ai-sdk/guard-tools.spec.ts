@@ -1,9 +1,9 @@
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { guardTools } from './';
+import { guardTools, isToolDenial } from './';
 import { RuntimePolicy } from '../../policy/runtime-policy';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import { RunnerError } from '../../runner/runner.errors';
-import { CapturingSink, denialOutputOf, scriptedModel, streamingModel, streamParts, textTurn, toolResultIn, toolTurn } from './testing/ai-sdk-fixtures';
+import { CapturingSink, collect, deniedOutputOf, denialOf, scriptedModel, streamingModel, streamParts, textTurn, toolResultIn, toolTurn } from './testing/ai-sdk-fixtures';
 
 const policy = RuntimePolicy.compile({
   id: 'ai-sdk-tools',
@@ -18,7 +18,7 @@ function run(tools: Parameters<typeof guardTools>[0], model: ReturnType<typeof s
 }
 
 describe('guardTools: a denied call (spec 03 §6.5, §6.11)', () => {
-  it('never runs the tool, and the model sees the denial record on its next step', async () => {
+  it('never runs the tool: the step holds a tool-error carrying the denial, and the model sees it as error output', async () => {
     const execute = jest.fn(async () => ({ ran: true }));
     const sink = new CapturingSink();
     const model = scriptedModel(toolTurn({ id: 'c1', name: 'shell', input: { cmd: 'rm -rf /' } }), textTurn('ok'));
@@ -27,8 +27,15 @@ describe('guardTools: a denied call (spec 03 §6.5, §6.11)', () => {
     expect(sink.decisions).toHaveLength(1);
     const [decision] = sink.decisions;
     expect(decision).toMatchObject({ operation: 'tool_call', subject: 'shell', outcome: 'deny', reason: 'explicitly_denied' });
+    const parts = result.steps[0].content.filter((part) => part.type === 'tool-error' || part.type === 'tool-result');
+    expect(parts.map((part) => part.type)).toEqual(['tool-error']);
+    const failure = parts[0].type === 'tool-error' ? parts[0].error : undefined;
+    expect(isToolDenial(failure)).toBe(true);
+    expect(isToolDenial(failure) && failure.details).toEqual(denialOf(decision));
     expect(model.doGenerateCalls).toHaveLength(2);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(decision));
+    const seen = toolResultIn(model.doGenerateCalls[1].prompt, 'c1');
+    expect(seen).toEqual(deniedOutputOf(decision));
+    expect(JSON.stringify(seen)).not.toContain('rm -rf');
     expect(result.text).toBe('ok');
   });
 
@@ -41,7 +48,7 @@ describe('guardTools: a denied call (spec 03 §6.5, §6.11)', () => {
     expect(execute).not.toHaveBeenCalled();
     expect(onInputAvailable).not.toHaveBeenCalled();
     expect(sink.decisions.map((d) => d.reason)).toEqual(['not_allowed']);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 
   it('fails the generateText call with runtime_policy_audit_persistence_failed when the audit write fails', async () => {
@@ -79,24 +86,31 @@ describe('guardTools: a denied call (spec 03 §6.5, §6.11)', () => {
     expect(needsApproval).not.toHaveBeenCalled();
   });
 
-  it("sends the denial record to the model untouched by the tool's own toModelOutput", async () => {
+  it("never hands a denial to the tool's own toModelOutput: the model gets the error output", async () => {
     const toModelOutput = jest.fn(({ output }: { output: unknown }) => ({ type: 'text' as const, value: `rendered ${JSON.stringify(output)}` }));
     const sink = new CapturingSink();
     const model = scriptedModel(toolTurn({ id: 'c1', name: 'shell', input: { cmd: 'ls' } }), textTurn('ok'));
     await run({ shell: tool({ inputSchema: objectInput, execute: async () => 'ran', toModelOutput }) }, model, sink);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
     expect(toModelOutput).not.toHaveBeenCalled();
   });
 
-  it('answers a denied call with the denial record in a streamText loop too', async () => {
+  it('streams a denied call as a tool-error part, and a tool-output-error to the UI', async () => {
     const execute = jest.fn(async () => 'ran');
     const sink = new CapturingSink();
     const model = streamingModel(streamParts({ id: 'c1', name: 'shell', input: { cmd: 'ls' } }), streamParts('done'));
     const result = streamText({ model, tools: guardTools({ shell: tool({ inputSchema: objectInput, execute }) }, { policy, auditSink: sink }), prompt: 'hi', stopWhen: stepCountIs(3) });
+    const [parts, chunks] = await Promise.all([collect(result.fullStream), collect(result.toUIMessageStream())]);
     expect(await result.text).toBe('done');
     expect(execute).not.toHaveBeenCalled();
     expect(sink.decisions).toHaveLength(1);
-    expect(toolResultIn(model.doStreamCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    const toolParts = parts.filter((part) => part.type === 'tool-error' || part.type === 'tool-result');
+    expect(toolParts).toHaveLength(1);
+    expect(toolParts[0]).toMatchObject({ type: 'tool-error', toolCallId: 'c1', toolName: 'shell' });
+    expect(toolParts[0].type === 'tool-error' && isToolDenial(toolParts[0].error)).toBe(true);
+    const uiOutputs = chunks.filter((chunk) => chunk.type === 'tool-output-error' || chunk.type === 'tool-output-available');
+    expect(uiOutputs).toEqual([expect.objectContaining({ type: 'tool-output-error', toolCallId: 'c1', errorText: (deniedOutputOf(sink.decisions[0]) as { value: string }).value })]);
+    expect(toolResultIn(model.doStreamCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 
   it('makes no decision for a tool name the set does not have: the SDK answers it itself (documented gap)', async () => {
@@ -121,17 +135,19 @@ describe('guardTools: an allowed call', () => {
     expect(result.text).toBe('found');
   });
 
-  it('replaces a result over the tool-result budget with the denial record (spec 03 §6.8)', async () => {
+  it('ends a call whose result is over the tool-result budget as a tool error carrying the denial (spec 03 §6.8)', async () => {
     const execute = jest.fn(async () => ({ text: 'x'.repeat(100) }));
     const sink = new CapturingSink();
     const model = scriptedModel(toolTurn({ id: 'c1', name: 'search', input: { q: 'big' } }), textTurn('ok'));
-    await run({ search: tool({ inputSchema: objectInput, execute }) }, model, sink);
+    const result = await run({ search: tool({ inputSchema: objectInput, execute }) }, model, sink);
     expect(execute).toHaveBeenCalledTimes(1);
     expect(sink.decisions).toHaveLength(1);
+    const failure = result.steps[0].content.find((part) => part.type === 'tool-error');
+    expect(isToolDenial(failure?.error) && failure.error.details).toEqual(denialOf(sink.decisions[0]));
     expect(sink.decisions[0]).toMatchObject({ operation: 'content', subject: 'tool_result', reason: 'content_budget_exceeded', budget: { kind: 'content', limit_bytes: 64 } });
     expect(sink.decisions[0].budget.measured_bytes).toBeGreaterThan(64);
     const seen = toolResultIn(model.doGenerateCalls[1].prompt, 'c1');
-    expect(seen).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(seen).toEqual(deniedOutputOf(sink.decisions[0]));
     expect(JSON.stringify(seen)).not.toContain('xxxx');
   });
 
@@ -155,15 +171,15 @@ describe('guardTools: an allowed call', () => {
     await run({ search: tool({ inputSchema: objectInput, execute }) }, model, sink);
     expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual({ type: 'text', value: 'é'.repeat(32) });
     expect(sink.decisions.map((d) => [d.reason, d.budget.measured_bytes])).toEqual([['content_budget_exceeded', 65]]);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c2')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c2')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 
-  it('replaces a result that is not JSON (a Date) with the denial record', async () => {
+  it('ends a call whose result is not JSON (a Date) as a tool error carrying the denial', async () => {
     const sink = new CapturingSink();
     const model = scriptedModel(toolTurn({ id: 'c1', name: 'search', input: {} }), textTurn('ok'));
     await run({ search: tool({ inputSchema: objectInput, execute: async () => ({ at: new Date(0) }) }) }, model, sink);
     expect(sink.decisions.map((d) => d.reason)).toEqual(['invalid_content']);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 
   it('checks a streaming tool chunk by chunk and closes it at the first chunk over the budget', async () => {
@@ -185,7 +201,7 @@ describe('guardTools: an allowed call', () => {
     expect(produced).toEqual(['small', 'y'.repeat(100)]);
     expect(closed).toBe(true);
     expect(sink.decisions.map((d) => d.reason)).toEqual(['content_budget_exceeded']);
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 });
 
@@ -199,7 +215,7 @@ describe('guardTools: approval (spec 03 §6.7)', () => {
     const result = await run({ shell: tool({ inputSchema: objectInput, execute, needsApproval: true }) }, model, sink);
     expect(approvalRequests(result)).toEqual([]);
     expect(execute).not.toHaveBeenCalled();
-    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(denialOutputOf(sink.decisions[0]));
+    expect(toolResultIn(model.doGenerateCalls[1].prompt, 'c1')).toEqual(deniedOutputOf(sink.decisions[0]));
   });
 
   it('never asks a needsApproval function about a denied call', async () => {

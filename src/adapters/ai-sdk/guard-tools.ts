@@ -1,10 +1,9 @@
-import { denialRecord } from '../../runner/loop/event-recorder';
-import { readOwnData } from '../../shared/options/option-reader';
+import { denialError } from '../../runner/loop/event-recorder';
 import { resolveGuardToolsOptions, type GuardToolsOptions } from './ai-sdk-options';
 import type { ToolSet } from './ai-sdk.types';
 import type { PolicyGuard } from './policy-guard';
 import { callFacts, ToolCallVerdicts } from './tool-call-verdicts';
-import { checkedChunks, checkToolResult, isDenialRecord } from './tool-result-guard';
+import { checkedChunks, checkToolResult } from './tool-result-guard';
 import { readToolSet, type ToolProperties } from './tool-set-reader';
 
 type Hook = (this: unknown, ...args: unknown[]) => unknown;
@@ -16,11 +15,13 @@ type Hook = (this: unknown, ...args: unknown[]) => unknown;
  *
  * - **Denied**: the decision goes to the audit sink first (a failed write fails the call with
  *   `runtime_policy_audit_persistence_failed`), the tool's own `onInputAvailable` and `execute` never
- *   run, `needsApproval` answers `false` (a denial never becomes an approval request) and the model
- *   receives the Runner's denial record `{success: false, error: {kind: 'runtime_policy_denied', …}}`
- *   as the tool result.
- * - **Allowed**: the tool runs; its result passes the tool-result budget (`maxContentBytes`) and is
- *   replaced by the denial record when over it or not JSON.
+ *   run, `needsApproval` answers `false` (a denial never becomes an approval request) and the call ends
+ *   as a tool error: `execute` throws a `ToolDenialError` (`RunnerError('runtime_policy_denied')`
+ *   with the decision's content-free summary), which the SDK reports as a `tool-error` part
+ *   (`tool-output-error` in a UI stream) and sends the model as `{type: 'error-text'}` output.
+ *   `isToolDenial(part.error)` tells a denial from a failure of the tool.
+ * - **Allowed**: the tool runs; its result passes the tool-result budget (`maxContentBytes`). A result
+ *   over it or not JSON is audited and the call ends as a tool error the same way; the result is dropped.
  *
  * Every tool needs an `execute` function; tools the SDK does not run on the server (client-side or
  * provider-executed ones) are refused, so nothing in a guarded set runs unguarded. Bad input is a
@@ -35,7 +36,7 @@ type Hook = (this: unknown, ...args: unknown[]) => unknown;
  *   { policy, auditSink: auditLog },
  * );
  * await generateText({ model, tools, stopWhen: stepCountIs(5), prompt });
- * // a call of `shell` never runs: the model is answered with the denial record
+ * // a call of `shell` never runs: the step holds a `tool-error` part whose error passes `isToolDenial`
  */
 export function guardTools<TOOLS extends ToolSet>(tools: TOOLS, options: GuardToolsOptions): TOOLS {
   const guard = resolveGuardToolsOptions(options);
@@ -52,15 +53,18 @@ function guardTool(name: string, tool: ToolProperties, guard: PolicyGuard, verdi
   const execute = tool.execute as Hook;
   const onInputAvailable = tool.onInputAvailable as Hook | undefined;
   const needsApproval = tool.needsApproval as boolean | Hook | undefined;
-  const toModelOutput = tool.toModelOutput as Hook | undefined;
   const guarded = Object.defineProperties({}, Object.getOwnPropertyDescriptors(tool)) as Record<string, unknown>;
 
   guarded.execute = function (this: unknown, input: unknown, options: unknown): unknown {
     const verdict = verdicts.take(name, input, callFacts(options));
-    if (verdict.decision.outcome === 'deny') return verdict.recorded.then(() => denialRecord(verdict.decision));
+    if (verdict.decision.outcome === 'deny') {
+      return verdict.recorded.then(() => {
+        throw denialError(verdict.decision);
+      });
+    }
     const result = execute.call(this, input, options);
     if (isAsyncIterable(result)) return checkedChunks(guard, result);
-    return Promise.resolve(result).then(async (output) => (await checkToolResult(guard, output)).output);
+    return Promise.resolve(result).then((output) => checkToolResult(guard, output));
   };
 
   guarded.onInputAvailable = async function (this: unknown, options: unknown): Promise<void> {
@@ -76,13 +80,6 @@ function guardTool(name: string, tool: ToolProperties, guard: PolicyGuard, verdi
       await verdict.recorded;
       if (verdict.decision.outcome === 'deny') return false;
       return needsApproval === true ? true : Boolean(await needsApproval.call(this, input, options));
-    };
-  }
-
-  if (toModelOutput !== undefined) {
-    guarded.toModelOutput = function (this: unknown, options: unknown): unknown {
-      const output = readOwnData(options, ['output'])?.values.output;
-      return isDenialRecord(output) ? { type: 'json', value: output } : toModelOutput.call(this, options);
     };
   }
   return guarded;

@@ -8,3 +8,4 @@ export { runtimeSafetyMiddleware } from './runtime-safety.middleware';
 export { withAdmission } from './with-admission';
 export type { GuardToolsOptions, RuntimeSafetyMiddlewareOptions } from './ai-sdk-options';
 export type { ToolRefusal } from './tool-set-reader';
+export { isToolDenial, type ToolDenial, type ToolDenialError } from './tool-denial';

@@ -186,7 +186,7 @@ function traceFinished(scope: InvocationScope, result: RunResult | undefined, fa
 }
 
 function emitInvocation(scope: InvocationScope, result: RunResult | undefined, failure: unknown): void {
-  const events = scope.options.events;
+  const events = scope.events;
   if (events === null) return;
   const outcome = failure === undefined ? (result?.status ?? 'completed') : RunnerError.isRunnerError(failure) ? failure.code : 'internal_error';
   emitSafely(events, TelemetryEvents.runnerInvocation, {

@@ -9,6 +9,7 @@ import { userContent } from '../loop/message';
 import type { ResolvedRunnerOptions } from '../runner-options';
 import { RunnerError } from '../runner.errors';
 import type { ResumeRequest, RunRequest } from '../runner.types';
+import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 
 /** Largest resume payload without a policy (spec 03 §7). */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -17,6 +18,7 @@ const invalid = (field: string) => new RunnerError('invalid_run_request', { fiel
 const isInvocationId = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(value);
 const isCallback = (value: unknown) => value === undefined || typeof value === 'function';
 const isSignal = (value: unknown) => value === undefined || isAbortSignal(value);
+const isSink = (value: unknown): value is TelemetrySink | undefined => value === undefined || (typeof value === 'object' && value !== null && typeof (value as TelemetrySink).emit === 'function');
 
 /** A run request after validation; nothing is read from the caller's object again. */
 export interface ValidRunRequest {
@@ -27,12 +29,13 @@ export interface ValidRunRequest {
   readonly signal: AbortSignal | undefined;
   readonly onAdmitted: RunRequest['onAdmitted'];
   readonly runId: string | undefined;
+  readonly events: TelemetrySink | undefined;
 }
 
 /** Validates `runAsync`'s request before anything else happens (`invalid_run_request {field}`). */
 export function validateRunRequest(options: ResolvedRunnerOptions, request: unknown): ValidRunRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
-  const { userId, sessionId, message, durable, signal, onAdmitted, runId } = request as RunRequest;
+  const { userId, sessionId, message, durable, signal, onAdmitted, runId, events } = request as RunRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (sessionId !== undefined && !isTokenId(sessionId)) throw invalid('session_id');
   if (userContent(message) === null) throw invalid('message');
@@ -41,7 +44,8 @@ export function validateRunRequest(options: ResolvedRunnerOptions, request: unkn
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
   if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
-  return { userId, sessionId: sessionId ?? newSessionId(), message, durable: durable === true, signal, onAdmitted, runId };
+  if (!isSink(events)) throw invalid('events');
+  return { userId, sessionId: sessionId ?? newSessionId(), message, durable: durable === true, signal, onAdmitted, runId, events };
 }
 
 /** A resume request after validation. */
@@ -54,6 +58,7 @@ export interface ValidResumeRequest {
   readonly signal: AbortSignal | undefined;
   readonly onAdmitted: ResumeRequest['onAdmitted'];
   readonly runId: string | undefined;
+  readonly events: TelemetrySink | undefined;
 }
 
 /**
@@ -77,7 +82,7 @@ export function checkResumeInput(options: ResolvedRunnerOptions, input: { confir
 /** Validates `resumeAsync`'s request: ids first, then the decision of a confirmation resume. */
 export function validateResumeRequest(options: ResolvedRunnerOptions, request: unknown): ValidResumeRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
-  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId } = request as ResumeRequest;
+  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId, events } = request as ResumeRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (!isTokenId(sessionId)) throw invalid('session_id');
   if (!isInvocationId(invocationId)) throw invalid('invocation_id');
@@ -86,6 +91,7 @@ export function validateResumeRequest(options: ResolvedRunnerOptions, request: u
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
   if (callId === undefined && (confirmed !== undefined || payload !== undefined)) throw invalid('call_id');
   if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
+  if (!isSink(events)) throw invalid('events');
   const decision = callId === undefined ? undefined : checkResumeInput(options, { confirmed, payload });
-  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted, runId };
+  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted, runId, events };
 }

@@ -12,6 +12,7 @@ import type { Toolset } from '../agent.types';
 import { visibleState } from '../durable/continuations';
 import type { DurableRecord } from '../durable/durable-record';
 import type { RunSpans } from '../tracing/run-tracer';
+import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =
@@ -52,6 +53,8 @@ export class InvocationScope {
   readonly startedAt: number;
   /** The invocation's OpenTelemetry spans (no-ops without tracing). */
   readonly spans: RunSpans;
+  /** Where `agent_runtime.runner.invocation` goes: the Runner's `events`, else the request's, else nowhere. */
+  readonly events: TelemetrySink | null;
   ref: SessionRef;
   state: JsonObject = Object.freeze({});
   end: InvocationEnd | null = null;
@@ -67,7 +70,10 @@ export class InvocationScope {
     invocationId: string = randomId('inv-'),
     /** The run this invocation belongs to, as trace metadata. */
     readonly runId?: string,
+    /** The request's telemetry sink (used when the Runner has none). */
+    requestEvents?: TelemetrySink,
   ) {
+    this.events = options.events ?? requestEvents ?? null;
     this.invocationId = invocationId;
     this.ref = Object.freeze({ appName: options.appName, userId, sessionId });
     this.startedAt = options.clock.monotonicNow();

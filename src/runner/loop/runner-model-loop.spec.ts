@@ -98,6 +98,30 @@ describe('Model calls (spec 03 §3, §6.4)', () => {
   });
 });
 
+describe("The invocation event's sink (the Runner's events, else the request's)", () => {
+  const invocationsIn = (observers: Observers) => observers.telemetry.filter((entry) => entry.event === 'agent_runtime.runner.invocation');
+
+  it("a Runner without events reports to the run request's events", async () => {
+    const observers = new Observers();
+    await makeRunner({ agent: scriptedAgent([{ text: 'ok' }]) }).run({ userId: USER, message: 'hi', events: observers.events });
+    expect(invocationsIn(observers).map((entry) => entry.payload)).toEqual([expect.objectContaining({ agent_id: AGENT, outcome: 'completed' })]);
+  });
+
+  it("the Runner's own events win over the request's", async () => {
+    const own = new Observers();
+    const requested = new Observers();
+    await makeRunner({ agent: scriptedAgent([{ text: 'ok' }]), events: own.events }).run({ userId: USER, message: 'hi', events: requested.events });
+    expect(invocationsIn(own)).toHaveLength(1);
+    expect(requested.telemetry).toEqual([]);
+  });
+
+  it('refuses request events without emit with invalid_run_request {field: events}', async () => {
+    const runner = makeRunner({ agent: scriptedAgent([{ text: 'ok' }]) });
+    expectError(await runner.run({ userId: USER, message: 'hi', events: {} as never }).catch((error: unknown) => error), 'invalid_run_request', { field: 'events' });
+    expectError((await drain(runner.resumeAsync({ userId: USER, sessionId: 'ses-1', invocationId: 'inv-1', events: 'sink' as never }))).error, 'invalid_run_request', { field: 'events' });
+  });
+});
+
 describe('The run stream (spec 03 §5)', () => {
   it('yields each event once it is stored, in seq order', async () => {
     const agent = scriptedAgent([{ toolCalls: [{ id: 'c1', name: 'echo', args: {} }] }, { text: 'ok' }], { tools: [countingTool('echo').tool] });

@@ -5,6 +5,7 @@ import { integerIn } from '../../shared/options/option-rules';
 import { InMemoryRunStore } from './stores/in-memory-run-store';
 import type { RegistryRunner } from './run-registry.types';
 import type { RunStore } from './stores/run-store';
+import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { RunnerError } from '../runner.errors';
 
 /** Options of `new RunRegistry(...)` (spec 03 §9). Unknown keys and bad values give `invalid_runner_options` (`{field}`). */
@@ -25,6 +26,13 @@ export interface RunRegistryOptions {
   readonly store?: RunStore;
   /** Run lifecycle events go to this store under `principal` (spec 03 §9, 06 §9). @default none */
   readonly traceStore?: TraceStoreBinding;
+  /**
+   * The telemetry sink of the invocations this registry runs, passed to the runner as the request's
+   * `events`: a Runner built without its own `events` reports `agent_runtime.runner.invocation` here.
+   * `RunsModule` sets it to the app's `EventEmitter2` when `EventEmitterModule` is imported.
+   * @default none (the Nest module: the app's `EventEmitter2` when present)
+   */
+  readonly events?: TelemetrySink;
 }
 
 /** Options with the defaults applied; runners keyed by agent name. */
@@ -37,6 +45,7 @@ export interface ResolvedRunRegistryOptions {
   readonly clock: Clock;
   readonly store: RunStore;
   readonly traceStore: TraceStoreBinding | null;
+  readonly events: TelemetrySink | null;
 }
 
 const hasMethods = (methods: readonly string[]) => (value: unknown) =>
@@ -54,6 +63,7 @@ export const REGISTRY_SETTING_RULES = {
   clock: hasMethods(['monotonicNow', 'wallNow', 'setTimer', 'clearTimer']),
   store: hasMethods(STORE_METHODS),
   traceStore: isTraceStoreBinding,
+  events: hasMethods(['emit']),
 } satisfies OptionRules<Exclude<keyof RunRegistryOptions, 'runners'>>;
 
 const RULES: OptionRules<keyof RunRegistryOptions> = { runners: Array.isArray, ...REGISTRY_SETTING_RULES };
@@ -73,6 +83,7 @@ export function resolveRunRegistryOptions(options: unknown): ResolvedRunRegistry
     clock: o.clock ?? systemClock,
     store: o.store ?? new InMemoryRunStore(),
     traceStore: (o.traceStore as TraceStoreBinding | undefined) ?? null,
+    events: o.events ?? null,
   });
 }
 

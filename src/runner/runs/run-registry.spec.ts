@@ -60,6 +60,7 @@ describe('RunRegistry (spec 03 §9)', () => {
       [{ runners: [] as RegistryRunner[], maxBufferedItems: 1.5 }, { field: 'maxBufferedItems' }],
       [{ runners: [] as RegistryRunner[], shutdownGraceMs: 'soon' }, { field: 'shutdownGraceMs' }],
       [{ runners: [] as RegistryRunner[], traceStore: {} }, { field: 'traceStore' }],
+      [{ runners: [] as RegistryRunner[], events: {} }, { field: 'events' }],
       [{}, { field: 'runners' }],
       [{ runners: [{ agent: { name: 'x' } }] }, { field: 'runners' }],
     ])('refuses %j with invalid_runner_options', async (options, details) => {
@@ -95,6 +96,20 @@ describe('RunRegistry (spec 03 §9)', () => {
       const request = t.runner.last.request;
       expect(request).toMatchObject({ userId: 'user-1', sessionId: started.session_id, message: 'hello', runId: started.run_id });
       expect(request.signal).toBeInstanceOf(AbortSignal);
+    });
+
+    it('passes its events to every run and resume request, and no events key without them', async () => {
+      const events = { emit: () => undefined };
+      const t = setup({ events });
+      const { run_id, invocation } = await t.start();
+      expect(invocation.request.events).toBe(events);
+      invocation.admit('inv-1').pause(['call-1']);
+      await flush();
+      await t.registry.confirm(run_id, 'call-1', { confirmed: true });
+      await flush();
+      expect(t.runner.last.request.events).toBe(events);
+      const plain = setup();
+      expect('events' in (await plain.start()).invocation.request).toBe(false);
     });
 
     it('keeps a given session id and passes durable on', async () => {

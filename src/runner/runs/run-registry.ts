@@ -26,6 +26,7 @@ import { RunLifecycleTrace } from './run-lifecycle-trace';
 import { TraceProducer } from '../../trace/trace-producer';
 import { EXECUTING, PAUSED, RunWriter } from './run-writer';
 import { RunnerError } from '../runner.errors';
+import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 
 const isAfterSeq = integerIn(0);
 const isListLimit = integerIn(1, 1024);
@@ -107,7 +108,7 @@ export class RunRegistry {
     this.remember(runId);
     this.lifecycle.started(run);
     this.executions.launch(runId, false, (signal, onAdmitted) =>
-      runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted }),
+      runner.runAsync({ userId, sessionId, message, ...(durable === undefined ? {} : { durable }), signal, runId, onAdmitted, ...this.telemetry }),
     );
     return Object.freeze({ run_id: runId, session_id: sessionId });
   }
@@ -207,6 +208,7 @@ export class RunRegistry {
           signal,
           runId,
           onAdmitted,
+          ...this.telemetry,
         }),
       );
       return statusRecord(resumed.run);
@@ -254,13 +256,18 @@ export class RunRegistry {
       const { user_id: userId, session_id: sessionId, run_id: runId } = run;
       this.executions.launch(runId, false, (signal, onAdmitted) =>
         resumeTakenOver(
-          () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted }),
+          () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted, ...this.telemetry }),
           (ms) => sleep(ms, this.clock, signal),
         ),
       );
       return;
     }
     void handled(this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true));
+  }
+
+  /** The `events` of every run request: a runner without its own sink reports to the registry's. */
+  private get telemetry(): { readonly events?: TelemetrySink } {
+    return this.settings.events === null ? {} : { events: this.settings.events };
   }
 
   private remember(runId: string): void {

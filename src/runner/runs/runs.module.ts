@@ -3,6 +3,7 @@ import { AgentRuntimeHealthModule } from '../../health/agent-runtime-health.modu
 import { ShutdownCoordinator } from '../../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../../shared/nest/module.builder';
 import { isPlainObject } from '../../shared/options/plain-object';
+import { asTelemetrySink, optionalEventEmitter } from '../../telemetry/event-emitter.provider';
 import { InMemoryRunStore } from './stores/in-memory-run-store';
 import { RunRegistry } from './run-registry';
 import { RunStore } from './stores/run-store';
@@ -45,15 +46,22 @@ const inMemoryStoreProvider: Provider = {
   useFactory: (options: ResolvedRunsModuleOptions): RunStore => options.registry.store ?? new InMemoryRunStore(),
 };
 
+/** The registry on its store; its runs report to the app's `EventEmitter2` unless `registry.events` says otherwise. */
 const registryProvider: Provider = {
   provide: RunRegistry,
-  inject: [RUNS_MODULE_OPTIONS, RunStore],
-  useFactory: (options: ResolvedRunsModuleOptions, store: RunStore) => new RunRegistry({ ...options.registry, store }),
+  inject: [RUNS_MODULE_OPTIONS, RunStore, ...optionalEventEmitter()],
+  useFactory: (options: ResolvedRunsModuleOptions, store: RunStore, emitter?: unknown) => {
+    const events = options.registry.events ?? asTelemetrySink(emitter);
+    return new RunRegistry({ ...options.registry, store, ...(events === undefined ? {} : { events }) });
+  },
 };
 
 /**
  * Global module providing the `RunRegistry` (which owns every run), the `RunStore` it keeps runs in,
- * `RunsController` (the `/runs` routes of spec 03 §10) and `RunsHealthIndicator`. Bad options stop
+ * `RunsController` (the `/runs` routes of spec 03 §10) and `RunsHealthIndicator`. When the app imports
+ * `EventEmitterModule`, every run reports `agent_runtime.runner.invocation` on the app's `EventEmitter2`
+ * (what `MetricsModule` counts) without any option: the registry hands it to the Runner as the run
+ * request's `events`, and a Runner's own `events` option, or `registry.events`, wins. Bad options stop
  * bootstrap with `invalid_runner_options`. In the shutdown coordinator's `runs` step (after admission
  * stopped accepting, before it drains) the registry stops taking runs, cancels the executing ones with
  * reason `'shutdown'` and waits up to `shutdownGraceMs` for them; readiness is down from then on.

@@ -30,6 +30,6 @@ describe('nest-agent-runtime/ai-sdk entry point', () => {
   it('resolves through the package exports and loads no ai module at run time', () => {
     expect(aiRequestsOf('nest-agent-runtime/ai-sdk')).toEqual(['nest-agent-runtime/ai-sdk']);
     const exported = spawnSync(process.execPath, ['-p', "Object.keys(require('nest-agent-runtime/ai-sdk')).sort().join(',')"], { cwd: root, encoding: 'utf8' });
-    expect(exported.stdout.trim()).toBe('guardTools,runtimeSafetyMiddleware,withAdmission');
+    expect(exported.stdout.trim()).toBe('guardTools,isToolDenial,runtimeSafetyMiddleware,withAdmission');
   });
 });

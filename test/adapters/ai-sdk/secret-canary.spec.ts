@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import type { DataSource } from 'typeorm';
-import { guardTools, runtimeSafetyMiddleware } from '../../../src/adapters/ai-sdk';
+import { guardTools, isToolDenial, runtimeSafetyMiddleware } from '../../../src/adapters/ai-sdk';
 import { createAgentRuntimeDataSource } from '../../../src/database/data-source.factory';
 import type { AuditSink } from '../../../src/policy/audit-log/audit-sink';
 import { PostgresAuditLog } from '../../../src/policy/audit-log/postgres-audit-log';
@@ -74,7 +74,7 @@ describe('a canary secret in arguments, results, input and output reaches no dec
       textTurn(`${canary} `.repeat(10)),
     );
     errors.push(await generateText({ model: loop, tools, prompt: `my secret is ${canary}`, stopWhen: stepCountIs(3) }).catch((e: unknown) => e));
-    const direct = await tools.search.execute!({ [canary]: () => canary }, { toolCallId: 'c4', messages: [], context: {} });
+    const direct = await Promise.resolve(tools.search.execute!({ [canary]: () => canary }, { toolCallId: 'c4', messages: [], context: {} })).catch((e: unknown) => e);
     // an input over budget, and an agent the policy does not know
     errors.push(await generateText({ model: model(textTurn('never')), prompt: canary.repeat(20) }).catch((e: unknown) => e));
     const stranger = wrapLanguageModel({ model: scriptedModel(textTurn('never')), middleware: runtimeSafetyMiddleware({ policy, agent: 'stranger', auditSink: sink, onDecision }) });
@@ -90,7 +90,9 @@ describe('a canary secret in arguments, results, input and output reaches no dec
       'agent_invocation:content_budget_exceeded',
       'agent_invocation:not_allowed',
     ]);
-    expect(direct).toMatchObject({ success: false, error: { reason: 'invalid_arguments' } });
+    expect(isToolDenial(direct)).toBe(true);
+    expect(direct).toMatchObject({ code: 'runtime_policy_denied', details: { reason: 'invalid_arguments' } });
+    expect(errorText(direct)).not.toContain(canary);
     expect(errors.map((e) => (e as { code?: string }).code)).toEqual(['runtime_policy_denied', 'runtime_policy_denied', 'runtime_policy_denied']);
 
     expect(JSON.stringify(decisions)).not.toContain(canary);

@@ -70,8 +70,20 @@ export function toolResultIn(prompt: unknown, callId: string): unknown {
   return undefined;
 }
 
-/** The denial record the Runner gives the model for `decision` (spec 03 §6.11), as the SDK sends it. */
-export function denialOutputOf(decision: PolicyDecision): unknown {
+/** The content-free summary a denied call carries (`ToolDenial`): the decision without its subject, value or digest. */
+export function denialOf(decision: PolicyDecision): Record<string, unknown> {
   const { decision_id, policy_id, operation, outcome, reason } = decision;
-  return { type: 'json', value: { success: false, error: { kind: 'runtime_policy_denied', decision_id, policy_id, operation, outcome, reason } } };
+  return { decision_id, policy_id, operation, outcome, reason };
+}
+
+/** The tool output the model is sent for a denied call: the SDK's error text of the thrown `RunnerError`. */
+export function deniedOutputOf(decision: PolicyDecision): unknown {
+  return { type: 'error-text', value: `RunnerError: runtime_policy_denied ${JSON.stringify(denialOf(decision))}` };
+}
+
+/** Every item of an async iterable (`Array.fromAsync` is Node 22+). */
+export async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of source) items.push(item);
+  return items;
 }
