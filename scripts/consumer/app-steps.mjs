@@ -211,5 +211,8 @@ export async function runApp(app, context) {
   });
 
   if (server?.running) await server.stop(5_000);
+  // what the app printed that a team would notice in its logs (reported, not failed on)
+  const noticed = existsSync(logs.server) ? tail(logs.server, 10_000).split('\n').filter((line) => /Warning|\bWARN\b|\bERROR\b/.test(line) || /deprecat/i.test(line)) : [];
+  for (const line of noticed.slice(0, 10)) context.print(`${label}:   the app printed: ${line.slice(0, 300)}`);
   return { results, dir };
 }
