@@ -26,7 +26,7 @@ const LAYERS = [
   ['evaluation'],
   ['observability'],
   ['adapters', 'testing'],
-  ['reference-app'],
+  ['reference-app', 'cli'],
 ];
 
 /** Nest role suffixes: the only files that may import `@nestjs/*` (Nest's own file naming, plus `.health` for terminus indicators). */

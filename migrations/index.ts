@@ -11,9 +11,29 @@ import { ClusterAdmission1765000000001 } from './1765000000001-cluster-admission
 import { ClusterRuns1765000000002 } from './1765000000002-cluster-runs';
 
 /**
- * Every TypeORM migration of the package, in order. Listed explicitly (not globbed) so the same
- * list serves the compiled CLI, the reference app and the Jest global setup.
+ * The migrations of each module, by group name. A group holds every table its module reads and
+ * nothing else; no migration refers to a table of another group, so any selection of groups applies.
+ * Listed explicitly (not globbed) so the same lists serve the bin, the reference app and the Jest
+ * global setup.
  */
+export const MIGRATIONS_BY_GROUP = Object.freeze({
+  /** The policy audit log (`RuntimePolicyModule` with `auditLog: 'postgres'`): the chain, its head and their guards. */
+  'audit-log': Object.freeze([PolicyAuditLog1764400000000, PolicyAuditHeadGuard1764600000000]),
+  /** The invocation ledger (`LedgerModule`). */
+  ledger: Object.freeze([InvocationLedger1764500000000]),
+  /** The Postgres session service of the Runner. */
+  sessions: Object.freeze([RunnerSessions1764700000000]),
+  /** The evaluation store (`EvaluationModule`, the `eval-gate` command). */
+  evaluation: Object.freeze([EvaluationStore1764800000000]),
+  /** The durable artifact service. */
+  artifacts: Object.freeze([RuntimeArtifacts1764900000000]),
+  /** The durable memory service and its outbox. */
+  memory: Object.freeze([RuntimeMemory1764900000001, MemoryOutbox1764900000002]),
+  /** Cluster mode: instances, admission across instances, and runs followed from any instance. */
+  cluster: Object.freeze([ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002]),
+} satisfies Record<string, readonly Function[]>);
+
+/** Every TypeORM migration of the package, in the order they were written (their timestamps). */
 export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */

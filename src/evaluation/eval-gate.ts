@@ -41,3 +41,25 @@ export async function runEvalGate(
   if (outcome.status !== 'completed') throw new EvalServiceError('evaluation_job_terminal', { phase: 'failed', reason: outcome.reason });
   return compareResults({ job_id: base.job_id, result: base.result }, { job_id: candidateId, result: outcome.result }, { tolerance: request.tolerance ?? 0 });
 }
+
+/**
+ * The candidate agents of the `eval-gate` command: what the function a `--agents` module exports
+ * (as `evalGateAgents` or `default`) returns. `close` runs once the gate is done (close a Nest
+ * application context there).
+ */
+export interface EvalGateAgents {
+  readonly registry: EvalRunnerRegistry;
+  close?(): void | Promise<void>;
+}
+
+/**
+ * What a `--agents` module of the `eval-gate` command exports: a function of the database URL the
+ * command runs on, returning the agents' registry (a `RunRegistry` fits).
+ *
+ * @example
+ * export const evalGateAgents: EvalGateAgentsFactory = async ({ databaseUrl }) => {
+ *   const app = await NestFactory.createApplicationContext(AppModule.forRoot(databaseUrl), { logger: ['error'] });
+ *   return { registry: app.get(RunRegistry), close: () => app.close() };
+ * };
+ */
+export type EvalGateAgentsFactory = (context: { readonly databaseUrl: string }) => EvalGateAgents | Promise<EvalGateAgents>;

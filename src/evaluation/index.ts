@@ -6,7 +6,7 @@ export type { PostgresEvalStoreOptions } from './store/eval-store-options';
 export { createEvalStoreMigrations } from './store/eval-store-migration';
 export { LocalEvalExecutor, type EvalRunnerRegistry } from './executor/local-eval-executor';
 export { compareResults, type EvalRegressionCase, type EvalRegressionMetric, type EvalRegressionReport } from './executor/regression-report';
-export { runEvalGate, type EvalGateRequest } from './eval-gate';
+export { runEvalGate, type EvalGateAgents, type EvalGateAgentsFactory, type EvalGateRequest } from './eval-gate';
 export { EvalServiceError, type EvalServiceErrorCode } from './eval.errors';
 export type {
   EvalBaselineRecord,

@@ -16,6 +16,7 @@ import type { PermitSource } from '../admission/admission-service';
 import type { RunnerLogger } from './runner.types';
 import type { SessionService } from './session.types';
 import type { ArtifactService, MemoryService } from './tools/tool-services.types';
+import { defaultRunTracer } from './tracing/otel/default-run-tracer';
 import { NO_RUN_TRACER, type RunTracer } from './tracing/run-tracer';
 
 /** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
@@ -80,7 +81,7 @@ const RULES = {
   events: hasMethods(['emit']),
   logger: hasMethods(['warn']),
   traceStore: isTraceStoreBinding,
-  tracing: hasMethods(['startRun']),
+  tracing: (value: unknown) => value === null || hasMethods(['startRun'])(value),
   artifactService: hasMethods(['saveArtifact', 'loadArtifact', 'listArtifactKeys', 'listVersions', 'deleteArtifact']),
   memoryService: hasMethods(['addSessionToMemory', 'addEvents', 'searchMemory', 'eraseMemory']),
 };
@@ -114,7 +115,7 @@ export function resolveRunnerOptions(options: unknown): ResolvedRunnerOptions {
     events: (values.events as TelemetrySink | undefined) ?? null,
     logger: (values.logger as RunnerLogger | undefined) ?? null,
     trace: new TraceProducer((values.traceStore as TraceStoreBinding | undefined) ?? null),
-    tracing: (values.tracing as RunTracer | undefined) ?? NO_RUN_TRACER,
+    tracing: values.tracing === null ? NO_RUN_TRACER : ((values.tracing as RunTracer | undefined) ?? defaultRunTracer()),
     artifactService: (values.artifactService as ArtifactService | undefined) ?? null,
     memoryService: (values.memoryService as MemoryService | undefined) ?? null,
   });

@@ -60,11 +60,12 @@ export interface RunnerOptions {
   /**
    * Spans of every invocation: a {@link RunTracer}, the interface the Runner calls at its observability
    * points. `openTelemetryTracing({tracerProvider?})` (observability module) builds the OpenTelemetry
-   * one: content-free `invoke_agent`, `chat` and `execute_tool` spans. The Runner defines the interface
-   * and imports no tracing library, so another tracer plugs in the same way.
-   * @default no spans (the no-op tracer)
+   * one: content-free `invoke_agent`, `chat` and `execute_tool` spans; another tracer plugs in the same
+   * way. `null` turns spans off.
+   * @default OpenTelemetry's global tracer when `@opentelemetry/api` is installed (spans reach the app's
+   * OpenTelemetry SDK, and cost next to nothing without one); no spans otherwise
    */
-  readonly tracing?: RunTracer;
+  readonly tracing?: RunTracer | null;
   /** Gives tools `ctx.artifacts`, scoped to the invocation's app, user and session (spec 03 §13). @default none */
   readonly artifactService?: ArtifactService;
   /** Gives tools `ctx.memory`, scoped to the invocation's app and user (spec 03 §13). @default none */

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { MIGRATIONS_TABLE } from '../../src/database/data-source.factory';
+import { AGENT_RUNTIME_MIGRATIONS_TABLE as MIGRATIONS_TABLE } from '../../src/database/migration-groups';
 
 describe('test database', () => {
   const client = new Client({ connectionString: process.env.DATABASE_URL });

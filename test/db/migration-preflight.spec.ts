@@ -6,7 +6,8 @@
 import { Client } from 'pg';
 import type { MigrationInterface } from 'typeorm';
 import { AGENT_RUNTIME_MIGRATION_OBJECTS, AGENT_RUNTIME_MIGRATIONS } from '../../migrations';
-import { MIGRATIONS_TABLE, runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
+import { runAgentRuntimeMigrations } from '../../src/database/data-source.factory';
+import { AGENT_RUNTIME_MIGRATIONS_TABLE as MIGRATIONS_TABLE } from '../../src/database/migration-groups';
 import { SchemaValidatorError } from '../../src/database/schema-validator.errors';
 import { failureReportLines } from '../../src/database/failure-report';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';

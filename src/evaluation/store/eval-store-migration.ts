@@ -13,7 +13,7 @@ export const EVAL_STORE_MIGRATION_TIMESTAMP = 1764800000000;
  * default prefix (created by `EvaluationStore1764800000000`) and for a timestamp that is not 13 digits.
  *
  * @example
- * new DataSource({ ...options, migrations: [...AGENT_RUNTIME_MIGRATIONS, ...createEvalStoreMigrations('billing_eval_')] });
+ * new DataSource({ ...options, migrations: [...agentRuntimeMigrations(), ...createEvalStoreMigrations('billing_eval_')] });
  */
 export function createEvalStoreMigrations(prefix: string, timestamp: number = EVAL_STORE_MIGRATION_TIMESTAMP): Array<new () => MigrationInterface> {
   if (!isEvalTablePrefix(prefix)) throw new TypeError('prefix must match ^[a-z_][a-z0-9_]{0,40}$');

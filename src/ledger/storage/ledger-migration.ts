@@ -11,7 +11,7 @@ export const LEDGER_MIGRATION_TIMESTAMP = 1764500000000;
  * `InvocationLedger_<tableName><timestamp>`, so each table has its own row in the migrations table.
  *
  * @example
- * new DataSource({ ...options, migrations: [...AGENT_RUNTIME_MIGRATIONS, createLedgerMigration('billing_invocations')] });
+ * new DataSource({ ...options, migrations: [...agentRuntimeMigrations(), createLedgerMigration('billing_invocations')] });
  */
 export function createLedgerMigration(tableName: string, timestamp: number = LEDGER_MIGRATION_TIMESTAMP): new () => MigrationInterface {
   if (!isLedgerTableName(tableName)) throw new TypeError('tableName must match ^[a-z_][a-z0-9_]{0,43}$');

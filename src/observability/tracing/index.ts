@@ -1,2 +1,2 @@
-export { openTelemetryTracing } from './open-telemetry-tracing';
-export type { OpenTelemetryTracingOptions, RunnerTracerProvider } from './open-telemetry-tracing.types';
+export { openTelemetryTracing } from '../../runner/tracing/otel/open-telemetry-tracing';
+export type { OpenTelemetryTracingOptions, RunnerTracerProvider } from '../../runner/tracing/otel/open-telemetry-tracing.types';

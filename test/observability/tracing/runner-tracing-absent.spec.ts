@@ -1,6 +1,6 @@
 import type * as Harness from '../../../src/runner/testing/runner-harness';
-import type * as Tracing from '../../../src/observability/tracing/open-telemetry-tracing';
-import { SpanRecorder } from '../../../src/observability/tracing/testing/tracing-harness';
+import type * as Tracing from '../../../src/runner/tracing/otel/open-telemetry-tracing';
+import { SpanRecorder } from '../../../src/runner/tracing/otel/testing/tracing-harness';
 
 /** A fresh copy of the Runner's module graph in which `require('@opentelemetry/api')` fails, as when the peer is not installed. */
 function withoutOtelApi(): { harness: typeof Harness; tracing: typeof Tracing; index: () => unknown; api: () => unknown } {
@@ -11,7 +11,7 @@ function withoutOtelApi(): { harness: typeof Harness; tracing: typeof Tracing; i
     });
     loaded = {
       harness: require('../../../src/runner/testing/runner-harness') as typeof Harness,
-      tracing: require('../../../src/observability/tracing/open-telemetry-tracing') as typeof Tracing,
+      tracing: require('../../../src/runner/tracing/otel/open-telemetry-tracing') as typeof Tracing,
       index: () => require('../../../src/index'),
       api: () => require('@opentelemetry/api'),
     };

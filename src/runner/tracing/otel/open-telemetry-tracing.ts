@@ -1,4 +1,4 @@
-import type { RunTracer } from '../../runner/tracing/run-tracer';
+import type { RunTracer } from '../run-tracer';
 import { loadOtelApi } from './otel-api-loader';
 import { resolveOtelRunTracer } from './otel-tracer-options';
 import type { OpenTelemetryTracingOptions } from './open-telemetry-tracing.types';

@@ -5,8 +5,10 @@ import { EvaluationClient, REFERENCE_CASE_IDS, referenceEvalRequest } from './su
 import { RecordingLogger } from './support/harness';
 import { startReferenceService, type ReferenceService } from './support/reference-service';
 
-const CLI = path.resolve(__dirname, '..', '..', 'dist', 'src', 'reference-app', 'eval-gate-cli.js');
-const USAGE = 'usage: npm run eval:gate -- --set <eval set id> --baseline <name> --agent <agent> [--tolerance 0..1]';
+const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'dist', 'src', 'cli', 'bin.js');
+/** What `npm run eval:gate` passes before the caller's words: the reference app's scope and agents. */
+const REFERENCE = ['eval-gate', '--app', 'reference', '--agents', 'dist/src/reference-app/eval-gate-agents.js'];
 
 interface GateRun {
   readonly code: number | null;
@@ -14,10 +16,10 @@ interface GateRun {
   readonly stderr: string;
 }
 
-/** Runs the compiled gate CLI with plain `node` on `databaseUrl`; kills it after 30 s. */
+/** Runs the compiled bin's `eval-gate` on the reference agents with plain `node` on `databaseUrl`; kills it after 30 s. */
 function runGate(args: readonly string[], databaseUrl: string): Promise<GateRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...REFERENCE, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -39,8 +41,8 @@ const gateArgs = (agent: string, baseline = 'main') => ['--set', 'reference-help
 /** No stack frame (`    at fn (file:line)`) in what the CLI printed. */
 const STACK_FRAME = /^\s+at\s/m;
 
-/** `npm run eval:gate` against a baseline the reference service stored (exit 0 no regression, 1 regressed, 2 could not evaluate). */
-describe('eval gate CLI', () => {
+/** `npm run eval:gate` (the bin's `eval-gate` on the reference agents) against a baseline the reference service stored. */
+describe('eval gate of the bin on the reference service', () => {
   let database: FreshDatabase;
   let baselineJobId: string;
   const logger = new RecordingLogger();
@@ -65,7 +67,7 @@ describe('eval gate CLI', () => {
 
   test('helper-draft against the stored baseline: exit 1, a JSON report naming tool_trajectory and the three cases', async () => {
     const run = await runGate(gateArgs('helper-draft'), database.url);
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 1, stderr: '' });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 1, stderr: 'nest-agent-runtime: eval_regressed: the candidate regressed against the baseline: tool_trajectory, tool_trajectory_in_order regressed\n' });
     const report = JSON.parse(run.stdout);
     expect(report).toMatchObject({ schema_version: 1, regressed: true, tolerance: 0, baseline_job_id: baselineJobId, candidate_job_id: expect.stringMatching(/^eval-[0-9a-f]{32}$/) });
     expect(report.candidate_job_id).not.toBe(baselineJobId);
@@ -83,41 +85,47 @@ describe('eval gate CLI', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ regressed: false, baseline_job_id: baselineJobId, cases: [] });
   }, 40_000);
 
-  test('a baseline that does not exist: exit 2 with a JSON error code on stderr and no stack trace', async () => {
+  test('a baseline that does not exist: exit 2 not_found, one line and no stack trace', async () => {
     const run = await runGate(gateArgs('helper', 'no-such-baseline'), database.url);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(JSON.parse(run.stderr.trim())).toEqual({ regressed: null, error: 'not_found', details: null });
+    expect(run.stderr).toBe('nest-agent-runtime: not_found: the eval set or the baseline does not exist in the --app scope\n');
     expect(run.stderr).not.toMatch(STACK_FRAME);
   }, 40_000);
 
-  test('an agent the reference service does not have: exit 2 with the terminal reason, no stack trace', async () => {
+  test('an agent the reference service does not have: exit 2 unknown_eval_agent, no stack trace', async () => {
     const run = await runGate(gateArgs('nobody'), database.url);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(JSON.parse(run.stderr.trim())).toEqual({ regressed: null, error: 'evaluation_job_terminal', details: { phase: 'failed', reason: 'unknown_eval_agent' } });
+    expect(run.stderr).toBe('nest-agent-runtime: unknown_eval_agent: the --agents registry has no agent named by --agent\n');
     expect(run.stderr).not.toMatch(STACK_FRAME);
   }, 40_000);
 
-  test('a database that does not answer: exit 2 with could_not_evaluate and the failure class only', async () => {
+  test('a database that does not answer: exit 3 database_unreachable with the socket code only', async () => {
     const run = await runGate(gateArgs('helper'), 'postgres://postgres:secret-password@127.0.0.1:1/nowhere');
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(3);
     expect(run.stdout).toBe('');
-    expect(JSON.parse(run.stderr.trim())).toEqual({ regressed: null, error: 'could_not_evaluate', details: { sqlstate: null, socket_error: 'ECONNREFUSED' } });
+    expect(run.stderr).toBe('nest-agent-runtime: database_unreachable: could not connect to the database (ECONNREFUSED)\n');
     expect(run.stderr).not.toContain('secret-password');
     expect(run.stderr).not.toMatch(STACK_FRAME);
   }, 40_000);
 
-  test('missing or bad arguments: exit 2 with the usage line, nothing evaluated', async () => {
-    for (const args of [[], ['--set', 'reference-helper', '--baseline', 'main'], ['--set', 'reference-helper', '--agent', 'helper'], [...gateArgs('helper'), '--tolerance', '2'], [...gateArgs('helper'), '--tolerance', 'x'], [...gateArgs('helper'), '--tolerance', '0x1'], [...gateArgs('helper'), '--tolerance', '']]) {
+  test('missing or bad arguments: exit 2 with one line naming what is wrong, nothing evaluated', async () => {
+    const cases: Array<[string[], string]> = [
+      [[], 'missing_argument'],
+      [['--set', 'reference-helper', '--baseline', 'main'], 'missing_argument'],
+      [['--set', 'reference-helper', '--agent', 'helper'], 'missing_argument'],
+      [[...gateArgs('helper'), '--tolerance', '2'], 'invalid_arguments'],
+      [[...gateArgs('helper'), '--tolerance', 'x'], 'invalid_arguments'],
+      [[...gateArgs('helper'), '--tolerance', '0x1'], 'invalid_arguments'],
+      [[...gateArgs('helper'), '--tolerance', ''], 'invalid_arguments'],
+      [[...gateArgs('helper'), '--bogus'], 'invalid_arguments'],
+    ];
+    for (const [args, code] of cases) {
       const run = await runGate(args, database.url);
-      expect({ args, code: run.code, stdout: run.stdout, stderr: run.stderr.trim() }).toEqual({ args, code: 2, stdout: '', stderr: USAGE });
+      expect({ args, code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ args, code: 2, stdout: '', stderr: expect.stringMatching(new RegExp(`^nest-agent-runtime: ${code}: [^\\n]+\\n$`)) });
+      expect(run.stderr).not.toMatch(STACK_FRAME);
     }
-    const unknown = await runGate([...gateArgs('helper'), '--bogus'], database.url);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stdout).toBe('');
-    expect(JSON.parse(unknown.stderr.trim())).toMatchObject({ regressed: null, error: expect.any(String) });
-    expect(unknown.stderr).not.toMatch(STACK_FRAME);
   }, 60_000);
 
   describe('beside a running reference service on the same database', () => {
@@ -138,7 +146,7 @@ describe('eval gate CLI', () => {
       expect(before).toEqual([baselineJobId]);
 
       const regressed = await runGate(gateArgs('helper-draft'), database.url);
-      expect({ code: regressed.code, stderr: regressed.stderr }).toEqual({ code: 1, stderr: '' });
+      expect(regressed.code).toBe(1);
       expect(JSON.parse(regressed.stdout)).toMatchObject({ regressed: true, baseline_job_id: baselineJobId });
       const clean = await runGate(gateArgs('helper'), database.url);
       expect(clean.code).toBe(0);

@@ -1,9 +1,10 @@
-import type { Agent } from '../../runner/agent.types';
-import { resolveRunnerOptions } from '../../runner/runner-options';
-import type { RunnerOptions } from '../../runner/runner.types';
-import { countingTool, expectError, makeRunner, Observers, scriptedAgent, USER } from '../../runner/testing/runner-harness';
-import { SessionServiceDouble } from '../../runner/testing/session-service-double';
-import { NO_RUN_TRACER } from '../../runner/tracing/run-tracer';
+import type { Agent } from '../../agent.types';
+import { resolveRunnerOptions } from '../../runner-options';
+import type { RunnerOptions } from '../../runner.types';
+import { countingTool, expectError, makeRunner, Observers, scriptedAgent, USER } from '../../testing/runner-harness';
+import { SessionServiceDouble } from '../../testing/session-service-double';
+import { NO_RUN_TRACER } from '../run-tracer';
+import { defaultRunTracer } from './default-run-tracer';
 import { openTelemetryTracing } from './open-telemetry-tracing';
 import { resolveOtelRunTracer } from './otel-tracer-options';
 import type { OpenTelemetryTracingOptions, RunnerTracerProvider } from './open-telemetry-tracing.types';
@@ -32,7 +33,7 @@ describe('The tracing option (issue 14)', () => {
   it.each<[string, () => unknown]>([
     ['a string', build('yes')],
     ['a number', build(1)],
-    ['null', build(null)],
+    ['true', build(true)],
     ['a provider without getTracer', buildTraced({ tracerProvider: {} })],
     ['an unknown key', buildTraced({ tracerProvider: new SpanRecorder().provider, sampler: 'always' })],
     ['a provider whose getTracer throws', buildTraced({ tracerProvider: { getTracer: () => { throw new Error('nope'); } } })],
@@ -68,12 +69,22 @@ describe('The tracing option (issue 14)', () => {
     expect(construct).not.toThrow();
   });
 
-  it('without the API, the tracer is the no-op one with one warning; a Runner without tracing has the no-op one and no warning', () => {
+  it('without the API, the tracer is the no-op one with one warning; the default tracer is then a no-op, and warns nothing', () => {
     const warnings: string[] = [];
     const logger = { warn: (line: string) => void warnings.push(line) };
     expect(resolveOtelRunTracer({ logger }, () => null)).toBe(NO_RUN_TRACER);
-    expect(resolveRunnerOptions({ appName: 'a', agent: scriptedAgent([]), sessionService: new SessionServiceDouble(), logger }).tracing).toBe(NO_RUN_TRACER);
+    let looked = 0;
+    const spans = defaultRunTracer(() => (looked++, null)).startRun('a', 'inv-1', undefined);
+    defaultRunTracer(() => (looked++, null));
+    expect(spans).toBe(NO_RUN_TRACER.startRun('a', 'inv-1', undefined));
+    expect(looked).toBe(1);
     expect(warnings).toEqual(['Runner: tracing is enabled but @opentelemetry/api cannot be loaded (no spans)']);
+  });
+
+  it('tracing: null is the no-op tracer; no tracing option is the default tracer, which looks for the API only at the first run', () => {
+    const base = { appName: 'a', agent: scriptedAgent([]), sessionService: new SessionServiceDouble() };
+    expect(resolveRunnerOptions({ ...base, tracing: null }).tracing).toBe(NO_RUN_TRACER);
+    expect(resolveRunnerOptions(base).tracing).not.toBe(NO_RUN_TRACER);
   });
 
   it.each<[string, RunnerTracerProvider]>([

@@ -1,10 +1,10 @@
 import type { Attributes, Context, Span, SpanKind, Tracer } from '@opentelemetry/api';
-import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-policy.types';
-import type { JsonValue } from '../../runner/content.types';
-import { RunnerError } from '../../runner/runner.errors';
-import type { ToolCallOutcome } from '../../runner/tools/tool-call-step';
-import { NO_RUN_SPANS, type RunAdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from '../../runner/tracing/run-tracer';
-import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
+import type { PolicyDecision, PolicyOperation } from '../../../policy/runtime-policy.types';
+import type { JsonValue } from '../../content.types';
+import { RunnerError } from '../../runner.errors';
+import type { ToolCallOutcome } from '../../tools/tool-call-step';
+import { NO_RUN_SPANS, type RunAdmissionOutcome, type ChatSpan, type RunSpans, type RunTracer, type ToolSpan } from '../run-tracer';
+import type { ErrorDetails } from '../../../shared/errors/agent-runtime-error';
 import { GenAiAttributes as G, GenAiOperations, RuntimeAttributes as R } from './gen-ai-attributes';
 import type { OtelApi } from './otel-api-loader';
 

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type ContextManager } from '@opentelemetry/api';
 import { openTelemetryTracing } from './open-telemetry-tracing';
-import type { Agent } from '../../runner/agent.types';
-import type { RunnerOptions } from '../../runner/runner.types';
-import { AGENT, canary, countingTool, makeRunner, Observers, scriptedAgent, USER } from '../../runner/testing/runner-harness';
+import type { Agent } from '../../agent.types';
+import type { RunnerOptions } from '../../runner.types';
+import { AGENT, canary, countingTool, makeRunner, Observers, scriptedAgent, USER } from '../../testing/runner-harness';
 import { eventsNamed, expectErrorSpan, expectOkSpan, isChildOf, SpanRecorder } from './testing/tracing-harness';
 
 type TracedOptions = Partial<RunnerOptions> & { agent: Agent };
@@ -198,12 +198,23 @@ describe('OpenTelemetry spans of a run (issue 14)', () => {
     expect(recorder.spans[0].instrumentationScope.name).toBe('nest-agent-runtime');
   });
 
-  it('tracing off (absent or undefined) starts no span', async () => {
+  it("without a tracing option (absent or undefined) a Runner traces to the global provider: the app's OpenTelemetry SDK gets spans with no option", async () => {
+    const recorder = new SpanRecorder();
+    const runners = [tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]) }), tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: undefined })];
+    trace.setGlobalTracerProvider(recorder.provider);
+    try {
+      for (const runner of runners) await runner.run({ userId: USER, message: 'hello' });
+    } finally {
+      trace.disable();
+    }
+    expect(recorder.spans.map((span) => span.name)).toEqual(['chat scripted', `invoke_agent ${AGENT}`, 'chat scripted', `invoke_agent ${AGENT}`]);
+  });
+
+  it('tracing: null starts no span, whatever provider is registered', async () => {
     const recorder = new SpanRecorder();
     trace.setGlobalTracerProvider(recorder.provider);
     try {
-      await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]) }).run({ userId: USER, message: 'hello' });
-      await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: undefined }).run({ userId: USER, message: 'hello' });
+      await tracedRunner({ agent: scriptedAgent([{ text: 'hi' }]), tracing: null }).run({ userId: USER, message: 'hello' });
     } finally {
       trace.disable();
     }

@@ -1,7 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
-import { RunnerError } from '../../runner/runner.errors';
-import { NO_RUN_TRACER, type RunTracer } from '../../runner/tracing/run-tracer';
-import { readOptions } from '../../shared/options/option-reader';
+import { RunnerError } from '../../runner.errors';
+import { NO_RUN_TRACER, type RunTracer } from '../run-tracer';
+import { readOptions } from '../../../shared/options/option-reader';
 import { TRACER_NAME } from './gen-ai-attributes';
 import type { OtelApiLoader } from './otel-api-loader';
 import { OtelRunTracer } from './otel-run-spans';

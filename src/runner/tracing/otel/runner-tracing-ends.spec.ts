@@ -1,8 +1,8 @@
-import { AdmissionController } from '../../admission/admission-controller';
+import { AdmissionController } from '../../../admission/admission-controller';
 import { openTelemetryTracing } from './open-telemetry-tracing';
-import { amendToolCall, type Agent, type RunnerPlugin } from '../../runner/agent.types';
-import type { RunnerOptions } from '../../runner/runner.types';
-import { AGENT, canary, countingTool, expectError, hangingStep, makeRunner, Observers, runnerError, scriptedAgent, until, USER } from '../../runner/testing/runner-harness';
+import { amendToolCall, type Agent, type RunnerPlugin } from '../../agent.types';
+import type { RunnerOptions } from '../../runner.types';
+import { AGENT, canary, countingTool, expectError, hangingStep, makeRunner, Observers, runnerError, scriptedAgent, until, USER } from '../../testing/runner-harness';
 import { eventsNamed, expectErrorSpan, expectOkSpan, SpanRecorder } from './testing/tracing-harness';
 
 type TracedOptions = Partial<RunnerOptions> & { agent: Agent };
