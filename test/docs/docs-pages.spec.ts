@@ -9,10 +9,8 @@ const { docFiles } = require('../../scripts/docs/doc-blocks.cjs') as { docFiles:
 const MODULES = ['admission', 'policy', 'ledger', 'runner', 'trace', 'evaluation', 'services', 'cluster', 'observability', 'health', 'http', 'database', 'testing', 'ai-sdk', 'adk', 'cli', 'installation'];
 
 /** Pages for contributors rather than users, which may name the repository's internals. */
-const CONTRIBUTOR_PAGES = ['docs/architecture.md'];
-
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const userPages = docFiles(ROOT).filter((file) => !CONTRIBUTOR_PAGES.includes(file));
+const userPages = docFiles(ROOT);
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorOf(heading: string): string {
