@@ -61,3 +61,9 @@ export function modulesOf(flag: string | undefined): readonly AgentRuntimeMigrat
   }
   return names as AgentRuntimeMigrationGroup[];
 }
+
+/** The help lines of the two options every database command takes. */
+export const DATABASE_OPTIONS_HELP: readonly string[] = [
+  '  --url <url>        the database (default: DATABASE_URL)',
+  `  --modules <a,b>    ${AGENT_RUNTIME_MIGRATION_GROUPS.join(', ')} (default: all)`,
+];

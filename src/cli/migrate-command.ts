@@ -1,6 +1,6 @@
 import { applyAgentRuntimeMigrations } from '../database/data-source.factory';
 import { migrationGroupsByName } from '../database/migration-groups';
-import { databaseUrlOf, modulesOf, parseCommand } from './cli-arguments';
+import { DATABASE_OPTIONS_HELP, databaseUrlOf, modulesOf, parseCommand } from './cli-arguments';
 import { withDataSource, type CliCommand } from './cli-command';
 import { CliExit } from './cli-failure';
 
@@ -17,8 +17,7 @@ export const migrateCommand: CliCommand = {
     'migrations table was deleted) is a schema problem: nothing runs, exit 3.',
     '',
     'options:',
-    '  --url <url>        the database (default: DATABASE_URL)',
-    '  --modules <a,b>    audit-log, ledger, sessions, evaluation, artifacts, memory, cluster (default: all)',
+    ...DATABASE_OPTIONS_HELP,
     '',
     'exit: 0 applied or up to date, 2 usage, 3 database unreachable or schema problem',
   ].join('\n'),

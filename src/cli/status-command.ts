@@ -1,5 +1,5 @@
 import { readMigrationStatus } from '../database/migration-status';
-import { databaseUrlOf, modulesOf, parseCommand } from './cli-arguments';
+import { DATABASE_OPTIONS_HELP, databaseUrlOf, modulesOf, parseCommand } from './cli-arguments';
 import { withDataSource, type CliCommand } from './cli-command';
 import { CliExit, CliFailure } from './cli-failure';
 
@@ -14,8 +14,7 @@ export const statusCommand: CliCommand = {
     '"<module> applied|pending <migration>". Reads only.',
     '',
     'options:',
-    '  --url <url>        the database (default: DATABASE_URL)',
-    '  --modules <a,b>    audit-log, ledger, sessions, evaluation, artifacts, memory, cluster (default: all)',
+    ...DATABASE_OPTIONS_HELP,
     '',
     'exit: 0 nothing pending, 1 migrations pending, 2 usage, 3 database unreachable or schema problem',
   ].join('\n'),
