@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, HttpException, Inject, Param, Post, Put, Query, Req, UseFilters } from '@nestjs/common';
 import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
 import { httpErrorBody } from '../http/http-error-mapper';
+import { JsonOnly } from '../http/json-only.guard';
 import { EvalServiceError } from './eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalResult, EvalScope, PublicEvalJob } from './eval.types';
 import type { EvalRegressionReport } from './executor/regression-report';
@@ -12,10 +13,12 @@ import { EvalService } from './service/eval-service';
 /**
  * The `/evaluations` routes (spec 05 §10, plus the regression report). The scope of a request comes
  * only from the application's `resolveScope`; without one every route answers 404, and a throwing or
- * invalid `resolveScope` answers 401 `invalid_eval_scope`.
+ * invalid `resolveScope` answers 401 `invalid_eval_scope`. The POST and PUT routes read
+ * `application/json` only (415 `unsupported_media_type` otherwise, before the scope is resolved).
  */
 @Controller('evaluations')
 @UseFilters(AgentRuntimeExceptionFilter)
+@JsonOnly()
 export class EvaluationController {
   constructor(
     @Inject(EVALUATION_MODULE_OPTIONS) private readonly options: ResolvedEvaluationModuleOptions,
@@ -26,7 +29,7 @@ export class EvaluationController {
   @HttpCode(201)
   async submit(@Body() body: unknown, @Req() request: unknown): Promise<{ job: PublicEvalJob }> {
     const scope = await this.scopeOf(request);
-    // no JSON body at all (another content type): the same answer as a body that is not an object
+    // no body at all: the same answer as a body that is not an object
     if (body === undefined) throw new EvalServiceError('invalid_eval_request', { reason: 'not_object' });
     return { job: await this.service.submit(scope, body) };
   }

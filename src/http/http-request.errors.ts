@@ -12,6 +12,7 @@ const HTTP_REQUEST_ERROR_CODES = Object.freeze([
   'invalid_content_length',
   'request_aborted',
   'invalid_request_body',
+  'unsupported_media_type',
 ] as const);
 
 /** Every code an {@link HttpRequestError} carries: what was wrong with the request itself. */
@@ -34,6 +35,7 @@ export class HttpRequestError extends AgentRuntimeError<HttpRequestErrorCode> {
     invalid_content_length: { status: 400 },
     request_aborted: { status: 400 },
     invalid_request_body: { status: 400, details: ['field', 'fields', 'unknown_fields'] },
+    unsupported_media_type: { status: 415 },
   });
 
   constructor(code: HttpRequestErrorCode, details?: ErrorDetails) {

@@ -3,6 +3,7 @@ import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, Pa
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';
 import { Admission, AdmissionPermit, AdmissionSignal } from '../admission/admission.decorator';
+import { JsonOnly } from '../http/json-only.guard';
 import type { Permit } from '../admission/permit';
 import { finishWithRetry } from '../ledger/finish-retry';
 import { InvocationLedger } from '../ledger/invocation-ledger';
@@ -32,6 +33,7 @@ const cancelled = () => new HttpException({ status_code: 499, error: 'Client Clo
  * and is failed by the lease recovery once the lease ends.
  */
 @Controller('agents')
+@JsonOnly()
 export class InvokeController {
   constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger) {}
 

@@ -5,14 +5,16 @@ import { AuditChainVerifier } from '../policy/audit-log/audit-chain-verifier';
 import type { AuditChainReport } from '../policy/audit-log/audit-chain-verification';
 import { RuntimePolicyError } from '../policy/runtime-policy.errors';
 import { JsonObjectBodyPipe } from '../http/request-body-validation.pipe';
+import { JsonOnly } from '../http/json-only.guard';
 
 type ChatBody = { prompt?: unknown };
 type SearchBody = { query?: unknown; results?: unknown };
 
 const promptOf = (request: { body?: ChatBody }) => request.body?.prompt ?? '';
 
-/** Agent and tool endpoints behind the runtime policy (see `referencePolicySpec`). */
+/** Agent and tool endpoints behind the runtime policy (see `referencePolicySpec`); their POSTs read JSON only. */
 @Controller()
+@JsonOnly()
 export class PolicyDemoController {
   constructor(
     @Inject(RuntimePolicy) private readonly policy: RuntimePolicy,

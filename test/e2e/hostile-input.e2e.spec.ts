@@ -31,14 +31,14 @@ describe('reference service under hostile input', () => {
       expect(result.status).toBe(200);
     });
 
-    it('refuses a text/plain body on /chat/helper with 400 invalid_request_body', async () => {
+    it('refuses a text/plain body on /chat/helper with 415 unsupported_media_type', async () => {
       const result = await post('/chat/helper', `prompt=${CANARY}`, { 'content-type': 'text/plain' });
-      expectCode(result, 400, 'invalid_request_body');
+      expectCode(result, 415, 'unsupported_media_type');
       expect(result.text).not.toContain(CANARY);
     });
 
-    it('refuses a text/plain body on /tools/search with 400 invalid_request_body', async () => {
-      expectCode(await post('/tools/search', 'results=3', { 'content-type': 'text/plain' }), 400, 'invalid_request_body');
+    it('refuses a text/plain body on /tools/search with 415 unsupported_media_type', async () => {
+      expectCode(await post('/tools/search', 'results=3', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
     });
   });
 

@@ -1,11 +1,12 @@
 import { isAbortSignal } from '../../shared/async/abort-signal';
 import { measure } from '../../json/measure';
 import { frozenJsonCopy } from '../../json/json-copy';
+import { storableJsonText } from '../../json/storable-json';
 import { isTokenId, isValidId } from '../../shared/ids/id-rule';
 import { newSessionId } from '../session-id';
 import type { ConfirmationDecision } from '../agent.types';
 import type { JsonValue } from '../content.types';
-import { userContent } from '../loop/message';
+import { isStorableMessage } from '../loop/message';
 import type { ResolvedRunnerOptions } from '../runner-options';
 import { RunnerError } from '../runner.errors';
 import type { ResumeRequest, RunRequest } from '../runner.types';
@@ -32,13 +33,13 @@ export interface ValidRunRequest {
   readonly events: TelemetrySink | undefined;
 }
 
-/** Validates `runAsync`'s request before anything else happens (`invalid_run_request {field}`). */
+/** Validates `runAsync`'s request before anything else happens (`invalid_run_request {field}`); a message the session stores would refuse (U+0000, a lone surrogate) is `{field: 'message'}`. */
 export function validateRunRequest(options: ResolvedRunnerOptions, request: unknown): ValidRunRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
   const { userId, sessionId, message, durable, signal, onAdmitted, runId, events } = request as RunRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (sessionId !== undefined && !isTokenId(sessionId)) throw invalid('session_id');
-  if (userContent(message) === null) throw invalid('message');
+  if (!isStorableMessage(message)) throw invalid('message');
   if (durable !== undefined && typeof durable !== 'boolean') throw invalid('durable');
   if (durable === true && options.ledger === null) throw invalid('durable');
   if (!isSignal(signal)) throw invalid('signal');
@@ -62,8 +63,9 @@ export interface ValidResumeRequest {
 }
 
 /**
- * Step 1 of a resume (spec 03 §7): `confirmed` a boolean and `payload` JSON-safe and within the
- * policy's `maxContentBytes` (64 KiB without a policy), else `resume_input_required {field}`.
+ * Step 1 of a resume (spec 03 §7): `confirmed` a boolean and `payload` JSON-safe, storable (no
+ * U+0000, no lone surrogate: {@link storableJsonText}) and within the policy's `maxContentBytes`
+ * (64 KiB without a policy), else `resume_input_required {field}`.
  */
 export function checkResumeInput(options: ResolvedRunnerOptions, input: { confirmed: unknown; payload?: unknown }): ConfirmationDecision {
   if (typeof input !== 'object' || input === null || typeof input.confirmed !== 'boolean') throw new RunnerError('resume_input_required', { field: 'confirmed' });
@@ -71,7 +73,7 @@ export function checkResumeInput(options: ResolvedRunnerOptions, input: { confir
   const limit = options.policy?.maxContentBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   let payload: JsonValue;
   try {
-    if (measure(input.payload, limit).exceeded) throw new RunnerError('resume_input_required', { field: 'payload' });
+    if (measure(input.payload, limit).exceeded || storableJsonText(input.payload) === undefined) throw new RunnerError('resume_input_required', { field: 'payload' });
     payload = frozenJsonCopy(input.payload as JsonValue);
   } catch {
     throw new RunnerError('resume_input_required', { field: 'payload' });

@@ -1,4 +1,5 @@
 import { frozenJsonCopy } from '../../json/json-copy';
+import { storableJsonText } from '../../json/storable-json';
 import { isPlainObject } from '../../shared/options/plain-object';
 import type { Content } from '../content.types';
 
@@ -26,6 +27,16 @@ export function contentOrNull(value: unknown, expectedRole?: 'user' | 'model'): 
 export function userContent(message: unknown): Content | null {
   if (typeof message === 'string') return textContent('user', message);
   return contentOrNull(message, 'user');
+}
+
+/**
+ * A user message the session stores will keep: a {@link userContent}, without U+0000 or a lone
+ * surrogate in any string ({@link storableJsonText}, the stores' own rule). A run started with any
+ * other message would be refused by the session store after admission.
+ */
+export function isStorableMessage(message: unknown): boolean {
+  const content = userContent(message);
+  return content !== null && storableJsonText(content) !== undefined;
 }
 
 /** Content holding one text part. */

@@ -2,7 +2,7 @@ import { isTokenId, isValidId } from '../../shared/ids/id-rule';
 import { readOptions, readOwnData } from '../../shared/options/option-reader';
 import { isBoolean } from '../../shared/options/option-rules';
 import type { Message } from '../content.types';
-import { userContent } from '../loop/message';
+import { isStorableMessage } from '../loop/message';
 import type { StartRunRequest } from './run-registry.types';
 import { RunnerError } from '../runner.errors';
 
@@ -13,7 +13,7 @@ const START_RULES = {
   agent: (value: unknown) => typeof value === 'string' && value.length > 0,
   userId: (value: unknown) => isValidId(value),
   sessionId: isTokenId,
-  message: (value: unknown) => userContent(value) !== null,
+  message: isStorableMessage,
   durable: isBoolean,
 };
 

@@ -4,12 +4,12 @@ import type { ErrorDetails } from '../../shared/errors/agent-runtime-error';
 import { isPlainObject } from '../../shared/options/plain-object';
 import { requestValidationExceptionFactory } from '../../http/request-body-validation.pipe';
 import type { JsonValue, Message } from '../content.types';
-import { userContent } from '../loop/message';
+import { isStorableMessage } from '../loop/message';
 import { RunnerError } from '../runner.errors';
 import { TOKEN_ID_PATTERN } from '../../shared/ids/id-rule';
 
-/** A string, or a user Content `{role: 'user', parts}` (spec 03 §2). */
-const IsRunMessage = () => ValidateBy({ name: 'isRunMessage', validator: { validate: (value: unknown) => userContent(value) !== null } });
+/** A string, or a user Content `{role: 'user', parts}` (spec 03 §2), that the session stores keep (no U+0000, no lone surrogate). */
+const IsRunMessage = () => ValidateBy({ name: 'isRunMessage', validator: { validate: isStorableMessage } });
 
 /** Body of `POST /runs`. */
 export class StartRunBody {

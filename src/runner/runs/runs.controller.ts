@@ -1,12 +1,15 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { AgentRuntimeExceptionFilter } from '../../http/agent-runtime-exception.filter';
+import { JsonOnly } from '../../http/json-only.guard';
+import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 import { systemClock } from '../../shared/time/clock';
 import { isValidId } from '../../shared/ids/id-rule';
 import { pipeRunEvents, SSE_HEADERS } from './run-events-sse';
 import { RunRegistry } from './run-registry';
 import type { RunStarted, RunStatusRecord } from './run-registry.types';
 import { invalidRunRequest } from './run-registry-request';
+import { RunnerError } from '../runner.errors';
 import { CancelRunBody, ConfirmationBody, RunBodyPipe, StartRunBody } from './run-request.dto';
 import { RUNS_MODULE_OPTIONS, type ResolvedRunsModuleOptions } from './runs-module-options';
 
@@ -16,10 +19,12 @@ const SEQ = /^\d{1,15}$/;
  * The run routes (spec 03 §10). Requests never own a run: they start, read, follow, cancel and
  * confirm runs the {@link RunRegistry} owns, so a client that goes away (also from the event stream)
  * changes nothing about the run. Errors answer `{status_code, error, code, details?}` through the
- * package's exception filter, applied here so the routes answer so in any application.
+ * package's exception filter, applied here so the routes answer so in any application. Their
+ * POSTs read `application/json` only (415 `unsupported_media_type` otherwise, before anything is created).
  */
 @Controller('runs')
 @UseFilters(AgentRuntimeExceptionFilter)
+@JsonOnly()
 export class RunsController {
   constructor(
     @Inject(RunRegistry) private readonly registry: RunRegistry,
@@ -53,8 +58,9 @@ export class RunsController {
    */
   @Get(':id/events')
   async events(@Param('id') runId: string, @Headers('last-event-id') lastEventId: unknown, @Query('after_seq') afterSeq: unknown, @Res() response: unknown): Promise<void> {
-    const subscription = this.registry.subscribe(runId, { afterSeq: replayPosition(lastEventId, afterSeq) });
-    await subscription.ready();
+    const position = replayPosition(lastEventId, afterSeq);
+    const subscription = this.registry.subscribe(runId, { afterSeq: position.seq });
+    await subscription.ready().catch((error: unknown) => Promise.reject(positionNamed(error, position.field)));
     const raw = rawResponse(response);
     raw.writeHead(200, SSE_HEADERS);
     raw.flushHeaders();
@@ -84,11 +90,17 @@ export class RunsController {
   }
 }
 
-/** The seq to replay after: `Last-Event-ID` wins over `after_seq`; both absent is 0. */
-function replayPosition(lastEventId: unknown, afterSeq: unknown): number {
-  if (lastEventId !== undefined && lastEventId !== '') return seqOf(lastEventId, 'last_event_id');
-  if (afterSeq !== undefined) return seqOf(afterSeq, 'after_seq');
-  return 0;
+/** The seq to replay after and where it came from: `Last-Event-ID` wins over `after_seq`; both absent is 0. */
+function replayPosition(lastEventId: unknown, afterSeq: unknown): { seq: number; field: 'last_event_id' | 'after_seq' } {
+  if (lastEventId !== undefined && lastEventId !== '') return { seq: seqOf(lastEventId, 'last_event_id'), field: 'last_event_id' };
+  if (afterSeq !== undefined) return { seq: seqOf(afterSeq, 'after_seq'), field: 'after_seq' };
+  return { seq: 0, field: 'after_seq' };
+}
+
+/** A position the run has not reached yet, named as the client sent it (`Last-Event-ID` is `last_event_id`). */
+function positionNamed(error: unknown, field: string): unknown {
+  const badPosition = AgentRuntimeError.isAgentRuntimeError(error, RunnerError) && error.code === 'invalid_run_request' && error.details?.field === 'after_seq';
+  return badPosition ? invalidRunRequest(field) : error;
 }
 
 function seqOf(value: unknown, field: string): number {

@@ -1,6 +1,6 @@
 import { types } from 'node:util';
 import { isPostgresIdentifier } from '../../database/schema/table-spec';
-import { canonicalJson, frozenJsonParse, hasEscapedNul } from '../../json';
+import { frozenJsonParse, storableJsonText } from '../../json';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { isValidId } from '../../shared/ids/id-rule';
 import { optionFailureDetails, readOptions, type OptionRules } from '../../shared/options/option-reader';
@@ -227,13 +227,8 @@ function readArguments<K extends string>(
  * `objectOnly`, when it is not a JSON object. A failure is thrown, or collected in `failed`.
  */
 function jsonDocument(value: unknown, field: string, objectOnly: boolean, failed?: string[]): JsonDocument | undefined {
-  let text: string | undefined;
-  try {
-    text = canonicalJson(value);
-  } catch {
-    text = undefined;
-  }
-  const ok = text !== undefined && !hasEscapedNul(text) && (!objectOnly || text.startsWith('{'));
+  const text = storableJsonText(value);
+  const ok = text !== undefined && (!objectOnly || text.startsWith('{'));
   if (!ok) {
     if (failed === undefined) throw invalidArguments([field]);
     failed.push(field);
