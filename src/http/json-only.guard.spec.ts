@@ -7,7 +7,7 @@ function contextOf(method: string, headers: Record<string, string>, type = 'http
   return { getType: () => type, switchToHttp: () => ({ getRequest: () => ({ method, headers }) }) } as unknown as ExecutionContext;
 }
 
-function codeOf(method: string, headers: Record<string, string>): string | true {
+function codeOf(method: string, headers: Record<string, string>): string | boolean {
   try {
     return new JsonOnlyGuard().canActivate(contextOf(method, headers));
   } catch (error) {

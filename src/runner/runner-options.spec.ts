@@ -111,6 +111,19 @@ describe('Run requests (spec 03 §5)', () => {
     expectError(await runnerError(runner.run({ userId: '', message: 'hi' })), 'invalid_run_request', { field: 'user_id' });
   });
 
+  it.each([
+    ['U+0000 in a string', 'a\u0000b'],
+    ['U+0000 in a data part', { role: 'user', parts: [{ data: { ['k\u0000']: 1 } }] }],
+    ['a lone surrogate', '\ud800x'],
+  ])('a message with %s, which the session store would refuse, is invalid_run_request {field: message} before anything is read or admitted', async (_what, message) => {
+    const sessions = new CountingSessionService();
+    const agent = scriptedAgent([{ text: 'never' }]);
+    let admitted = 0;
+    const runner = makeRunner({ agent, sessionService: sessions });
+    expectError(await runnerError(runner.run({ userId: USER, message: message as never, onAdmitted: () => void admitted++ })), 'invalid_run_request', { field: 'message' });
+    expect({ sessions: sessions.calls, admitted, modelCalls: agent.model.calls.length }).toEqual({ sessions: [], admitted: 0, modelCalls: 0 });
+  });
+
   it('a later run on the same session shows the model the earlier turns', async () => {
     const agent = scriptedAgent([{ text: 'first answer' }, { text: 'second answer' }]);
     const runner = makeRunner({ agent });

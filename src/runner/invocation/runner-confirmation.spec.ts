@@ -170,6 +170,7 @@ describe('Resuming (spec 03 §7)', () => {
     expectError(await runnerError(runner.resume({ ...base } as never)), 'resume_input_required', { field: 'confirmed' });
     expectError(await runnerError(runner.resume({ ...base, confirmed: true, payload: { text: 'x'.repeat(100) } })), 'resume_input_required', { field: 'payload' });
     expectError(await runnerError(runner.resume({ ...base, confirmed: true, payload: (() => 1) as never })), 'resume_input_required', { field: 'payload' });
+    for (const payload of ['a\u0000b', { ['k\u0000']: 1 }, ['\udc00']]) expectError(await runnerError(runner.resume({ ...base, confirmed: true, payload })), 'resume_input_required', { field: 'payload' });
     expect(() => runner.checkResumeInput({ confirmed: 1 })).toThrow(expect.objectContaining({ code: 'resume_input_required', details: { field: 'confirmed' } }));
     expect(sessionService.calls).toEqual([]);
 
