@@ -1,6 +1,6 @@
 import { JsonError, measure, measureContent, type MeasureResult } from '../json';
 import { INVALID_SUBJECT } from './policy-decision';
-import { isValidSubject } from './policy-name';
+import { isValidSubject, undeclaredNameDigest, UNKNOWN_TOOL_SUBJECT } from './policy-name';
 import type { CompiledPolicySpec, CompiledRules, CompiledSelector } from './runtime-policy-compiler';
 import type { PolicyBudgetKind, PolicyOperation, PolicyReason } from './runtime-policy.types';
 
@@ -12,6 +12,8 @@ export interface PolicyCheck {
   readonly measure: (value: unknown, limitBytes: number) => MeasureResult;
   readonly invalidReason: 'invalid_arguments' | 'invalid_content';
   readonly exceededReason: 'argument_budget_exceeded' | 'content_budget_exceeded';
+  /** A tool name the caller did not declare: judged by the rules, recorded as {@link UNKNOWN_TOOL_SUBJECT}. */
+  readonly undeclared?: true;
 }
 
 export const AGENT_CHECK: PolicyCheck = Object.freeze({
@@ -41,9 +43,14 @@ export const CONTENT_CHECK: PolicyCheck = Object.freeze({
   exceededReason: 'content_budget_exceeded',
 });
 
+/** `checkTool` for a name the caller did not declare (a name a model made up). */
+export const UNDECLARED_TOOL_CHECK: PolicyCheck = Object.freeze({ ...TOOL_CHECK, undeclared: true });
+
 /** The outcome of steps 2–5 of a check, before it becomes a record. */
 export interface Verdict {
   readonly subject: string;
+  /** The digest of an undeclared tool name recorded as {@link UNKNOWN_TOOL_SUBJECT}; `null` for a recorded name. */
+  readonly subjectDigest: string | null;
   readonly reason: PolicyReason;
   readonly measuredBytes: number | null;
 }
@@ -63,26 +70,42 @@ export function limitOf(check: PolicyCheck, policy: CompiledPolicySpec): number 
 /**
  * Steps 2–5 of spec 02 §4: subject, authorisation, budget; the first failing step decides. The
  * value is touched only in the budget step, so a denied subject's value is never read. Never throws.
+ * An undeclared tool name is judged like any name and recorded as {@link recordedSubject} says.
  */
 export function evaluateCheck(check: PolicyCheck, policy: CompiledPolicySpec, subject: unknown, value: unknown): Verdict {
-  if (!isValidSubject(subject)) return { subject: INVALID_SUBJECT, reason: 'invalid_subject', measuredBytes: null };
+  if (!isValidSubject(subject)) return { subject: INVALID_SUBJECT, subjectDigest: null, reason: 'invalid_subject', measuredBytes: null };
+  const { reason, measuredBytes } = judge(check, policy, subject, value);
+  if (check.undeclared === true) return { subject: UNKNOWN_TOOL_SUBJECT, subjectDigest: undeclaredNameDigest(subject), reason, measuredBytes };
+  return { subject, subjectDigest: null, reason, measuredBytes };
+}
+
+/**
+ * What a decision records as its subject: a valid declared name as it is, an undeclared tool name as
+ * {@link UNKNOWN_TOOL_SUBJECT} with its digest, anything that is not a valid name as `'<invalid>'`.
+ */
+export function recordedSubject(check: PolicyCheck, subject: unknown): Pick<Verdict, 'subject' | 'subjectDigest'> {
+  if (!isValidSubject(subject)) return { subject: INVALID_SUBJECT, subjectDigest: null };
+  return check.undeclared === true ? { subject: UNKNOWN_TOOL_SUBJECT, subjectDigest: undeclaredNameDigest(subject) } : { subject, subjectDigest: null };
+}
+
+function judge(check: PolicyCheck, policy: CompiledPolicySpec, subject: string, value: unknown): Pick<Verdict, 'reason' | 'measuredBytes'> {
   try {
     if (check.rules !== null) {
       const denial = authorisation(policy[check.rules], subject);
-      if (denial !== null) return { subject, reason: denial, measuredBytes: null };
+      if (denial !== null) return { reason: denial, measuredBytes: null };
     }
     let measured: MeasureResult;
     try {
       measured = check.measure(value, limitOf(check, policy));
     } catch (error) {
       if (!isUnmeasurable(error)) throw error;
-      return { subject, reason: check.invalidReason, measuredBytes: null };
+      return { reason: check.invalidReason, measuredBytes: null };
     }
-    if (measured.exceeded) return { subject, reason: check.exceededReason, measuredBytes: measured.bytes };
-    return { subject, reason: 'allowed', measuredBytes: measured.bytes };
+    if (measured.exceeded) return { reason: check.exceededReason, measuredBytes: measured.bytes };
+    return { reason: 'allowed', measuredBytes: measured.bytes };
   } catch {
     // what user code threw (an element getter, a detached buffer) is never looked at, only denied
-    return { subject, reason: 'policy_evaluation_failed', measuredBytes: null };
+    return { reason: 'policy_evaluation_failed', measuredBytes: null };
   }
 }
 

@@ -8,13 +8,14 @@ import { POLICY_REASONS } from './testing/decision-fixtures';
 /** The record of spec 02 §5 without its digest, as canonicalJson would be given it. */
 function recordOf(facts: DecisionFacts, decisionId: string, decidedAt: number, outcome: PolicyOutcome) {
   return {
-    schema_version: 1,
+    schema_version: 2,
     decision_id: decisionId,
     decided_at_ms: decidedAt,
     policy_id: facts.policyId,
     policy_fingerprint: facts.policyFingerprint,
     operation: facts.operation,
     subject: facts.subject,
+    subject_digest: facts.subjectDigest,
     outcome,
     reason: facts.reason,
     budget: { kind: facts.budgetKind, measured_bytes: facts.measuredBytes, limit_bytes: facts.limitBytes },
@@ -25,6 +26,7 @@ const wellFormed = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 });
 const tricky = fc.constantFrom('"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u2028', 'é', '😀', '<invalid>', 'a"b\\c\r');
 const name = fc.oneof(wellFormed, tricky, fc.array(tricky, { minLength: 1, maxLength: 5 }).map((parts) => parts.join('')));
 const hex64 = fc.stringMatching(/^[0-9a-f]{64}$/);
+const hex16 = fc.stringMatching(/^[0-9a-f]{16}$/);
 const safeInteger = fc.oneof(fc.constantFrom(0, -0, 1, 2 ** 31, Number.MAX_SAFE_INTEGER), fc.maxSafeNat());
 
 const facts: fc.Arbitrary<DecisionFacts> = fc.record({
@@ -32,6 +34,7 @@ const facts: fc.Arbitrary<DecisionFacts> = fc.record({
   policyFingerprint: hex64,
   operation: fc.constantFrom('agent_invocation', 'tool_call', 'content'),
   subject: name,
+  subjectDigest: fc.option(hex16, { nil: null }),
   reason: fc.constantFrom(...POLICY_REASONS),
   budgetKind: fc.constantFrom('arguments', 'content'),
   measuredBytes: fc.option(safeInteger, { nil: null }),

@@ -50,7 +50,8 @@ describe('§5 decision record', () => {
     for (const d of decisions) {
       expect(Reflect.ownKeys(d).sort()).toEqual(DECISION_KEYS);
       expect(Reflect.ownKeys(d.budget).sort()).toEqual(['kind', 'limit_bytes', 'measured_bytes']);
-      expect(d.schema_version).toBe(1);
+      expect(d.schema_version).toBe(2);
+      expect(d.subject_digest).toBeNull();
     }
   });
 
@@ -145,13 +146,14 @@ describe('§5 decision record', () => {
     it('changes, and stops verifying, when any field changes', () => {
       const d = policy.checkTool('t', 1);
       const changes: Array<[string, (r: Record<string, unknown>) => void]> = [
-        ['schema_version', (r) => (r.schema_version = 2)],
+        ['schema_version', (r) => (r.schema_version = 3)],
         ['decision_id', (r) => (r.decision_id = String(r.decision_id).replace(/.$/, (c) => (c === '0' ? '1' : '0')))],
         ['decided_at_ms', (r) => (r.decided_at_ms = (r.decided_at_ms as number) + 1)],
         ['policy_id', (r) => (r.policy_id = 'other')],
         ['policy_fingerprint', (r) => (r.policy_fingerprint = '0'.repeat(64))],
         ['operation', (r) => (r.operation = 'content')],
         ['subject', (r) => (r.subject = 'u')],
+        ['subject_digest', (r) => ((r.subject = 'unknown_tool'), (r.subject_digest = '0'.repeat(16)))],
         ['outcome', (r) => (r.outcome = 'deny')],
         ['reason', (r) => (r.reason = 'not_allowed')],
         ['budget.kind', (r) => ((r.budget as Record<string, unknown>).kind = 'content')],
@@ -235,6 +237,11 @@ describe('§5 decision record', () => {
         { ...copyOf(d), budget: { ...d.budget, measured_bytes: 11 } },
         { ...copyOf(d), budget: { ...d.budget, extra: 1 } },
         { ...copyOf(d), decision_digest: 'x' },
+        (({ subject_digest: _, ...rest }) => rest)(copyOf(d)),
+        { ...copyOf(d), schema_version: 1 },
+        { ...copyOf(d), subject_digest: '0'.repeat(16) },
+        { ...copyOf(d), subject: 'unknown_tool', subject_digest: '0'.repeat(64) },
+        { ...copyOf(d), subject: 'unknown_tool', subject_digest: 'ABCDEF0123456789' },
       ];
       for (const variant of variants) expect(isPolicyDecision(variant)).toBe(false);
       expect(isPolicyDecision(new Proxy(d, {}))).toBe(false);

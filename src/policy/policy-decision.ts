@@ -5,7 +5,7 @@ import { sha256Hex } from '../shared/text/sha256';
 import { uuidV7 } from '../shared/ids/uuid-v7';
 import { canonicalJson } from '../json';
 import { isValidId } from '../shared/ids/id-rule';
-import { isValidSubject, MAX_POLICY_ID_BYTES } from './policy-name';
+import { isValidSubject, MAX_POLICY_ID_BYTES, UNDECLARED_NAME_DIGEST_LENGTH, UNKNOWN_TOOL_SUBJECT } from './policy-name';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {
   PolicyBudgetKind,
@@ -31,6 +31,8 @@ export interface DecisionFacts {
   readonly policyFingerprint: string;
   readonly operation: PolicyOperation;
   readonly subject: string;
+  /** The digest of an undeclared tool name (subject `'unknown_tool'`), else `null`. */
+  readonly subjectDigest: string | null;
   readonly reason: PolicyReason;
   readonly budgetKind: PolicyBudgetKind;
   readonly measuredBytes: number | null;
@@ -48,6 +50,9 @@ function decidedAtMs(clock: Clock): number {
   return systemClock.wallNow();
 }
 
+/** The `schema_version` of the decisions this release builds (2 added `subject_digest`). */
+export const DECISION_SCHEMA_VERSION = 2;
+
 /** Builds the deep-frozen decision record of spec 02 §5, digest included. */
 export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecision {
   const decidedAt = decidedAtMs(clock);
@@ -56,13 +61,14 @@ export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecisio
   const budget = Object.freeze({ kind: facts.budgetKind, measured_bytes: facts.measuredBytes, limit_bytes: facts.limitBytes });
   // one object literal: spreading a record into a new object and freezing that costs microseconds
   return Object.freeze({
-    schema_version: 1,
+    schema_version: DECISION_SCHEMA_VERSION,
     decision_id: decisionId,
     decided_at_ms: decidedAt,
     policy_id: facts.policyId,
     policy_fingerprint: facts.policyFingerprint,
     operation: facts.operation,
     subject: facts.subject,
+    subject_digest: facts.subjectDigest,
     outcome,
     reason: facts.reason,
     budget,
@@ -73,8 +79,8 @@ export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecisio
 /**
  * `canonicalJson` of the record {@link buildDecision} builds (without its digest), written directly:
  * its keys are fixed and listed here in canonical order, `decided_at_ms` and the budget figures are
- * safe integers (or `null`), and its strings are tags, hex digits, the decision id and two validated,
- * well-formed names, whose `JSON.stringify` form is their canonical form. Checked against
+ * safe integers (or `null`), and its strings are tags, hex digits (or `null`), the decision id and two
+ * validated, well-formed names, whose `JSON.stringify` form is their canonical form. Checked against
  * `canonicalJson` in the tests.
  */
 export function canonicalRecordJson(facts: DecisionFacts, decisionId: string, decidedAt: number, outcome: PolicyOutcome): string {
@@ -82,11 +88,13 @@ export function canonicalRecordJson(facts: DecisionFacts, decisionId: string, de
     `{"budget":{"kind":"${facts.budgetKind}","limit_bytes":${facts.limitBytes},"measured_bytes":${facts.measuredBytes}},` +
     `"decided_at_ms":${decidedAt},"decision_id":"${decisionId}","operation":"${facts.operation}","outcome":"${outcome}",` +
     `"policy_fingerprint":"${facts.policyFingerprint}","policy_id":${JSON.stringify(facts.policyId)},` +
-    `"reason":"${facts.reason}","schema_version":1,"subject":${JSON.stringify(facts.subject)}}`
+    `"reason":"${facts.reason}","schema_version":${DECISION_SCHEMA_VERSION},"subject":${JSON.stringify(facts.subject)},` +
+    `"subject_digest":${facts.subjectDigest === null ? 'null' : `"${facts.subjectDigest}"`}}`
   );
 }
 
-const DECISION_KEYS = [
+/** The keys of a schema 1 record, written by releases before `subject_digest`; such records still verify. */
+const DECISION_KEYS_V1 = [
   'schema_version',
   'decision_id',
   'decided_at_ms',
@@ -99,10 +107,12 @@ const DECISION_KEYS = [
   'budget',
   'decision_digest',
 ] as const;
+const DECISION_KEYS = [...DECISION_KEYS_V1, 'subject_digest'] as const;
 const BUDGET_KEYS = ['kind', 'measured_bytes', 'limit_bytes'] as const;
 
 const DECISION_ID = /^decision-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+const NAME_DIGEST = new RegExp(`^[0-9a-f]{${UNDECLARED_NAME_DIGEST_LENGTH}}$`);
 
 const COMMON_REASONS = ['allowed', 'invalid_subject', 'invalid_policy', 'policy_evaluation_failed'];
 const AUTHORISATION_REASONS = ['not_allowed', 'explicitly_denied'];
@@ -138,13 +148,30 @@ function isOperation(value: unknown): value is PolicyOperation {
 }
 
 /**
- * True when `value` has the shape of a decision record of spec 02 §5: exactly its keys as own data
- * properties, each of the right type, and a reason, outcome, budget kind and measured size that fit
- * together. The digest is checked by {@link verifyDecisionDigest}, not here. Runs no user code.
+ * True when `value` has the shape of a decision record of spec 02 §5 as this release builds it
+ * (`schema_version` 2): exactly its keys as own data properties, each of the right type, and a
+ * reason, outcome, budget kind, measured size and subject digest that fit together. The digest is
+ * checked by {@link verifyDecisionDigest}, not here. Runs no user code.
  */
 export function isPolicyDecision(value: unknown): value is PolicyDecision {
   const d = exactRecord(value, DECISION_KEYS);
-  if (d === null) return false;
+  return d !== null && d.schema_version === DECISION_SCHEMA_VERSION && hasCommonShape(d) && subjectDigestFits(d.operation, d.subject, d.subject_digest);
+}
+
+/** A record of an earlier release: `schema_version` 1, without `subject_digest`. */
+function isSchemaOneDecision(value: unknown): boolean {
+  const d = exactRecord(value, DECISION_KEYS_V1);
+  return d !== null && d.schema_version === 1 && hasCommonShape(d);
+}
+
+/** `subject_digest` is set exactly for an undeclared tool name, recorded as `'unknown_tool'`. */
+function subjectDigestFits(operation: unknown, subject: unknown, digest: unknown): boolean {
+  if (digest === null) return true;
+  return operation === 'tool_call' && subject === UNKNOWN_TOOL_SUBJECT && typeof digest === 'string' && NAME_DIGEST.test(digest);
+}
+
+/** The checks every schema version shares. */
+function hasCommonShape(d: Record<(typeof DECISION_KEYS_V1)[number], unknown>): boolean {
   const budget = exactRecord(d.budget, BUDGET_KEYS);
   if (budget === null || !isOperation(d.operation)) return false;
   const { kind, reasons } = REASONS_BY_OPERATION[d.operation];
@@ -160,7 +187,6 @@ export function isPolicyDecision(value: unknown): value is PolicyDecision {
         : measured === null;
   return (
     measuredFits &&
-    d.schema_version === 1 &&
     typeof d.decision_id === 'string' &&
     DECISION_ID.test(d.decision_id) &&
     Number.isSafeInteger(d.decided_at_ms) &&
@@ -175,15 +201,16 @@ export function isPolicyDecision(value: unknown): value is PolicyDecision {
 }
 
 /**
- * Recomputes `decision_digest`: true when `decision` is a decision record ({@link isPolicyDecision})
- * whose digest equals the SHA-256 of the canonical JSON of the record without that key. False for
- * anything else; never throws and runs no user code. A digest detects corruption of one decision;
- * it proves nothing about who wrote it.
+ * Recomputes `decision_digest`: true when `decision` is a decision record ({@link isPolicyDecision},
+ * or a `schema_version` 1 record an earlier release wrote, without `subject_digest`) whose digest
+ * equals the SHA-256 of the canonical JSON of the record without that key. False for anything else;
+ * never throws and runs no user code. A digest detects corruption of one decision; it proves nothing
+ * about who wrote it.
  */
 export function verifyDecisionDigest(decision: unknown): boolean {
-  if (!isPolicyDecision(decision)) return false;
+  if (!isPolicyDecision(decision) && !isSchemaOneDecision(decision)) return false;
   // a validated record holds only own data properties, so plain reads run no user code
-  const { decision_digest: digest, budget, ...rest } = decision;
+  const { decision_digest: digest, budget, ...rest } = decision as PolicyDecision;
   const record = { ...rest, budget: { kind: budget.kind, measured_bytes: budget.measured_bytes, limit_bytes: budget.limit_bytes } };
   return sha256Hex(canonicalJson(record)) === digest;
 }

@@ -244,13 +244,17 @@ describe('§10 invariants (fast-check)', () => {
     it('checks never throw, and every decision has the §5 keys, a verifying digest and increasing ids', () => {
       let lastId = '';
       fc.assert(
-        fc.property(policySpecArb, fc.constantFrom('agent', 'tool', 'content'), subjectArb, withCanary, (spec, method, subject, value) => {
+        fc.property(policySpecArb, fc.constantFrom('agent', 'tool', 'undeclared_tool', 'content'), subjectArb, withCanary, (spec, method, subject, value) => {
           const payloads: string[] = [];
           const policy = RuntimePolicy.compile(spec, { events: { emit: (_: string, payload: object) => payloads.push(JSON.stringify(payload)) } });
           let decision: PolicyDecision;
           if (method === 'agent') decision = policy.checkAgent(subject, value);
           else if (method === 'tool') decision = policy.checkTool(subject, value);
+          else if (method === 'undeclared_tool') decision = policy.checkUndeclaredTool(subject, value);
           else decision = policy.checkContent(subject, value);
+          // an undeclared name is never a subject: the marker, or '<invalid>' for what is no name
+          if (method === 'undeclared_tool') expect(['unknown_tool', '<invalid>']).toContain(decision.subject);
+          else expect(decision.subject_digest).toBeNull();
 
           expect(Reflect.ownKeys(decision).sort()).toEqual(DECISION_KEYS);
           expect(isPolicyDecision(decision)).toBe(true);

@@ -1,9 +1,9 @@
 import { systemClock, type Clock } from '../shared/time/clock';
 import { TelemetryEvents } from '../telemetry/telemetry-events';
 import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
-import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';
+import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, UNDECLARED_TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';
 import { buildDecision, INVALID_POLICY_FINGERPRINT, INVALID_POLICY_ID, INVALID_SUBJECT } from './policy-decision';
-import { isValidSubject } from './policy-name';
+import { isValidSubject, undeclaredNameDigest, UNKNOWN_TOOL_SUBJECT } from './policy-name';
 import { compilePolicySpec, type CompiledPolicySpec, type RuntimePolicySpec } from './runtime-policy-compiler';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {
@@ -23,10 +23,15 @@ export interface RuntimePolicyDeps {
 
 const INVALID_DESCRIPTION: InvalidRuntimePolicyDescription = Object.freeze({ schema_version: 1, status: 'invalid' });
 
-/** Which check {@link screenCheck} runs. */
-export type ScreenedCheck = 'agent' | 'tool' | 'content';
+/** Which check {@link screenCheck} runs: `'undeclared_tool'` is {@link RuntimePolicy.checkUndeclaredTool}. */
+export type ScreenedCheck = 'agent' | 'tool' | 'undeclared_tool' | 'content';
 
-const SCREENED: Readonly<Record<ScreenedCheck, PolicyCheck>> = Object.freeze({ agent: AGENT_CHECK, tool: TOOL_CHECK, content: CONTENT_CHECK });
+const SCREENED: Readonly<Record<ScreenedCheck, PolicyCheck>> = Object.freeze({
+  agent: AGENT_CHECK,
+  tool: TOOL_CHECK,
+  undeclared_tool: UNDECLARED_TOOL_CHECK,
+  content: CONTENT_CHECK,
+});
 
 /**
  * Package-internal: one check of a compiled `policy` that builds the decision record only for a
@@ -109,6 +114,19 @@ export class RuntimePolicy {
     return this.#check(TOOL_CHECK, toolName, args);
   }
 
+  /**
+   * {@link checkTool} for a name the caller did not declare, such as a tool name a model made up: the
+   * same rules decide, but the decision records subject `'unknown_tool'` and `subject_digest` (a
+   * SHA-256 prefix of the name) instead of the name, which is model content.
+   *
+   * @example
+   * const decision = toolNames.has(call.name) ? policy.checkTool(call.name, call.args) : policy.checkUndeclaredTool(call.name, call.args);
+   */
+  checkUndeclaredTool(toolName: unknown, args: unknown): PolicyDecision {
+    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(UNDECLARED_TOOL_CHECK, toolName);
+    return this.#check(UNDECLARED_TOOL_CHECK, toolName, args);
+  }
+
   /** Is `content` under `subject` (e.g. `'model_output'`) within `maxContentBytes`? No allow-list. */
   checkContent(subject: unknown, content: unknown): PolicyDecision {
     if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(CONTENT_CHECK, subject);
@@ -163,6 +181,7 @@ function decide(
       policyFingerprint: fingerprint,
       operation: check.operation,
       subject: verdict.subject,
+      subjectDigest: verdict.subjectDigest,
       reason: verdict.reason,
       budgetKind: check.budgetKind,
       measuredBytes: verdict.measuredBytes,
@@ -174,8 +193,11 @@ function decide(
 
 /** Step 1 of spec 02 §4: a receiver that is not a compiled policy has no deps, so no event is emitted. */
 function invalidPolicyDecision(check: PolicyCheck, subject: unknown): PolicyDecision {
+  const valid = isValidSubject(subject);
+  const undeclared = valid && check.undeclared === true;
   const verdict: Verdict = {
-    subject: isValidSubject(subject) ? subject : INVALID_SUBJECT,
+    subject: undeclared ? UNKNOWN_TOOL_SUBJECT : valid ? subject : INVALID_SUBJECT,
+    subjectDigest: undeclared ? undeclaredNameDigest(subject) : null,
     reason: 'invalid_policy',
     measuredBytes: null,
   };

@@ -37,7 +37,8 @@ export interface PolicyDecisionBudget {
  * holds arguments, content, credentials, exception text or object handles.
  */
 export interface PolicyDecision {
-  readonly schema_version: 1;
+  /** 2 since `subject_digest` (records of schema 1 have no such key and still verify). */
+  readonly schema_version: 2;
   /** `'decision-'` + a lowercase UUIDv7; increasing as strings in issue order within a process. */
   readonly decision_id: string;
   /** Integer wall-clock milliseconds from the policy's clock. */
@@ -45,8 +46,16 @@ export interface PolicyDecision {
   readonly policy_id: string;
   readonly policy_fingerprint: string;
   readonly operation: PolicyOperation;
-  /** The agent, tool or content subject name, or `'<invalid>'`. */
+  /**
+   * The agent, tool or content subject name; `'unknown_tool'` for a tool name the caller did not
+   * declare (a name a model made up); `'<invalid>'` for a value that is not a valid name.
+   */
   readonly subject: string;
+  /**
+   * For subject `'unknown_tool'`: the first 16 hex digits of the SHA-256 of the undeclared name's
+   * UTF-8 bytes, to match repeats of one name; `null` for every other subject.
+   */
+  readonly subject_digest: string | null;
   readonly outcome: PolicyOutcome;
   readonly reason: PolicyReason;
   readonly budget: PolicyDecisionBudget;

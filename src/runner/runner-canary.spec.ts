@@ -65,7 +65,7 @@ describe('Content never leaks (spec 03 §6.8, §6.11, 00 Errors)', () => {
     expect(legitimateHolders(events, secret)).toEqual(['user_message', 'model_turn']);
     expect(legitimateHolders(streamed, secret)).toEqual(['user_message', 'model_turn']);
     const audits = ofKind(events, 'policy_audit').map(decisionOf);
-    expect(audits.map((decision) => decision.subject)).toEqual(['leak', 'tool_result']);
+    expect(audits.map((decision) => decision.subject)).toEqual(['unknown_tool', 'tool_result']);
     expect(JSON.stringify(audits)).not.toContain(secret);
     expect(observers.auditRecords).toHaveLength(2);
     expect(observers.logLines.length).toBeGreaterThan(0);

@@ -2,8 +2,12 @@ import type { DataSource } from 'typeorm';
 import { AUDIT_LOG_TABLE } from '../../policy/audit-log/audit-log.constants';
 import type { ConsoleDenial, ConsoleDenials } from './console-snapshot.types';
 
-/** The copied, content-free columns of the newest denials; `seq` is the chain order. */
-const RECENT_DENIALS = `SELECT decision_id, decided_at_ms::text AS decided_at_ms, operation, subject, outcome, reason
+/**
+ * The copied, content-free columns of the newest denials, and the decision's `subject_digest` (absent
+ * from records of schema 1, so `null` there); `seq` is the chain order.
+ */
+const RECENT_DENIALS = `SELECT decision_id, decided_at_ms::text AS decided_at_ms, operation, subject,
+       decision_json::jsonb ->> 'subject_digest' AS subject_digest, outcome, reason
   FROM ${AUDIT_LOG_TABLE} WHERE outcome = 'deny' ORDER BY seq DESC LIMIT $1`;
 
 interface DenialRow {
@@ -11,6 +15,7 @@ interface DenialRow {
   decided_at_ms: string;
   operation: string;
   subject: string;
+  subject_digest: string | null;
   outcome: string;
   reason: string;
 }
@@ -28,6 +33,7 @@ export async function recentDenials(dataSource: DataSource, limit: number): Prom
         decided_at_ms: Number(row.decided_at_ms),
         operation: row.operation,
         subject: row.subject,
+        subject_digest: row.subject_digest,
         outcome: row.outcome,
         reason: row.reason,
       }),

@@ -38,8 +38,10 @@ export interface ConsoleDenial {
   readonly decision_id: string;
   readonly decided_at_ms: number;
   readonly operation: string;
-  /** The agent, tool or content subject the decision is about. */
+  /** The agent, tool or content subject the decision is about; `'unknown_tool'` for a tool name a model made up. */
   readonly subject: string;
+  /** With `'unknown_tool'`: the SHA-256 prefix of the made-up name, which matches its repeats; else `null`. */
+  readonly subject_digest: string | null;
   readonly outcome: string;
   readonly reason: string;
 }

@@ -5,7 +5,7 @@ import { sha256Hex } from '../../shared/text/sha256';
 import { canonicalJson } from '../../json';
 import { readSchemaCatalog } from '../../database/schema/schema-catalog';
 import { compareTriggers } from '../../database/schema/trigger-comparison';
-import { isPolicyDecision, verifyDecisionDigest } from '../policy-decision';
+import { verifyDecisionDigest } from '../policy-decision';
 import { AUDIT_HEAD_TABLE, AUDIT_LOG_TABLE, GENESIS_HASH } from './audit-log.constants';
 import { AUDIT_TABLE_SPECS } from './audit-log.schema';
 
@@ -147,7 +147,8 @@ function checkRow(row: AuditRow, expectedSeq: number, previousHash: string): Aud
   } catch {
     return 'non_canonical_decision';
   }
-  if (!isPolicyDecision(decision) || !verifyDecisionDigest(decision)) return 'decision_digest_mismatch';
+  // a record of any decision schema (1 before `subject_digest`, 2 since) whose digest holds
+  if (!verifyDecisionDigest(decision)) return 'decision_digest_mismatch';
   const record = decision as unknown as Record<string, unknown>;
   if (COPIED_COLUMNS.some((column) => record[column] !== row[column])) return 'column_mismatch';
   if (String(record.decided_at_ms) !== row.decided_at_ms) return 'column_mismatch';

@@ -11,6 +11,7 @@ export const DECISION_KEYS = [
   'reason',
   'schema_version',
   'subject',
+  'subject_digest',
 ];
 
 /** Every reason tag of spec 02 §5. */

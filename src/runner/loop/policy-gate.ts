@@ -3,7 +3,12 @@ import type { PolicyDecision, PolicyOperation } from '../../policy/runtime-polic
 import type { InvocationScope } from '../invocation/invocation-scope';
 import { traceRunner } from '../tracing/runner-trace';
 
-const OPERATIONS: Readonly<Record<ScreenedCheck, PolicyOperation>> = Object.freeze({ agent: 'agent_invocation', tool: 'tool_call', content: 'content' });
+const OPERATIONS: Readonly<Record<ScreenedCheck, PolicyOperation>> = Object.freeze({
+  agent: 'agent_invocation',
+  tool: 'tool_call',
+  undeclared_tool: 'tool_call',
+  content: 'content',
+});
 
 /**
  * One check of the Runner's policy: `null` when allowed, else the deny decision. Its outcome goes to

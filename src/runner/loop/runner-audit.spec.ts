@@ -18,7 +18,9 @@ describe('Audit events (spec 03 §6.11)', () => {
   it('each denial writes one audit event carrying the full frozen decision, before the denial record, and to the audit sink', async () => {
     const observers = new Observers();
     const onEventCallback = jest.fn(() => undefined);
-    const agent = scriptedAgent([{ toolCalls: [{ id: 'c1', name: 'a', args: {} }, { id: 'c2', name: 'b', args: {} }] }, { text: 'ok' }]);
+    // declared tools: their names are configuration and are recorded as they are
+    const tools = [countingTool('a').tool, countingTool('b').tool];
+    const agent = scriptedAgent([{ toolCalls: [{ id: 'c1', name: 'a', args: {} }, { id: 'c2', name: 'b', args: {} }] }, { text: 'ok' }], { tools });
     const runner = makeRunner({ agent, runtimePolicy: denyTools, auditSink: observers.auditSink, plugins: [{ name: 'events', onEventCallback }] });
 
     const result = await runner.run({ userId: USER, sessionId: 'ses-audit', message: 'go' });

@@ -37,6 +37,8 @@ export interface AnsweredCall {
   readonly outcome: ToolCallOutcome;
   /** The deny decision whose audit event goes before the response. */
   readonly denial?: PolicyDecision;
+  /** False when the name resolved to none of the agent's tools: a name the model made up, never recorded as it is. */
+  readonly declared: boolean;
 }
 
 /** An allowed call awaiting a human's decision. */
@@ -59,13 +61,21 @@ export interface RunnableCall {
 
 export type PreparedCall = AnsweredCall | PendingCall | RunnableCall;
 
-const answer = (call: ToolCall, kind: string, outcome: ToolCallOutcome): AnsweredCall => ({ kind: 'answer', call, response: { success: false, error: { kind } }, barrier: false, outcome });
-const invalidArguments = (call: ToolCall, issues = NOT_AN_OBJECT): AnsweredCall => ({
+const answer = (call: ToolCall, kind: string, outcome: ToolCallOutcome, declared = true): AnsweredCall => ({
+  kind: 'answer',
+  call,
+  response: { success: false, error: { kind } },
+  barrier: false,
+  outcome,
+  declared,
+});
+const invalidArguments = (call: ToolCall, declared: boolean, issues = NOT_AN_OBJECT): AnsweredCall => ({
   kind: 'answer',
   call,
   response: invalidArgumentsResponse(issues),
   barrier: true,
   outcome: 'invalid_arguments',
+  declared,
 });
 
 /**
@@ -86,26 +96,28 @@ export async function prepareCall(
     return answer(call, 'confirmation_rejected', 'rejected');
   }
   const resolution = await resolveTool(scope, agent, call.name);
-  // a name the model chose names no span: only a configured tool's name is shown
-  if (resolution.kind !== 'unknown') span.identify(call.name);
-  if (!isPlainObject(call.args)) return invalidArguments(call);
+  // the agent's tools, toolsets and sub-agents are its declared names; any other name is the model's
+  // content: it names no span, and the policy records it as 'unknown_tool' with a digest
+  const declared = resolution.kind !== 'unknown';
+  if (declared) span.identify(call.name);
+  if (!isPlainObject(call.args)) return invalidArguments(call, declared);
   const args = call.args as JsonObject;
   const known = staticTool(resolution);
   const issues = known?.validate?.(args) ?? null;
-  if (issues !== null) return invalidArguments(call, issues);
+  if (issues !== null) return invalidArguments(call, declared, issues);
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = checkPolicy(scope, 'tool', call.name, args);
+    const checked = checkPolicy(scope, declared ? 'tool' : 'undeclared_tool', call.name, args);
     span.policy('tool_call', checked);
-    if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, outcome: 'denied', denial: checked };
+    if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, outcome: 'denied', denial: checked, declared };
   }
   let tool: CompiledTool;
-  if (resolution.kind === 'unknown') return answer(call, 'tool_not_found', 'not_found');
+  if (resolution.kind === 'unknown') return answer(call, 'tool_not_found', 'not_found', false);
   if (resolution.kind === 'toolset') {
     const materialized = await materialize(scope, agent, resolution, call.name);
     if (materialized === null) return answer(call, 'tool_unavailable', 'unavailable');
     const late = materialized.validate?.(args) ?? null;
-    if (late !== null) return invalidArguments(call, late);
+    if (late !== null) return invalidArguments(call, true, late);
     tool = materialized;
   } else {
     tool = known as CompiledTool;

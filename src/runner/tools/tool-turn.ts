@@ -8,7 +8,7 @@ import type { Continuation } from '../durable/continuations';
 import { applyEventCallbacks, denialRecord, draftEvent, recordDenial, storeEvent } from '../loop/event-recorder';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { HistoryEntry, ToolCall } from '../models/model.types';
-import { traceRunner } from '../tracing/runner-trace';
+import { toolTraceNames, traceRunner } from '../tracing/runner-trace';
 import type { ToolSpan } from '../tracing/run-tracer';
 import { prepareCall, runCall, type CallResult, type PendingCall, type ToolCallOutcome } from './tool-call-step';
 
@@ -27,6 +27,8 @@ export interface ToolTurn {
 
 interface Commit {
   readonly call: ToolCall;
+  /** Whether the call's name is one of the agent's tools (see `AnsweredCall.declared`). */
+  readonly declared: boolean;
   readonly work: Promise<CallResult>;
   readonly span: ToolSpan;
 }
@@ -47,7 +49,8 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     for (let index = 0; index < committed.length; index += 1) {
       const { response, denial, outcome } = results[index];
       if (denial !== undefined) await recordDenial(scope, denial);
-      await commitResponse(scope, agent, history, committed[index].call, response, outcome, isSubAgent, committed[index].span);
+      const { call, declared, span } = committed[index];
+      await commitResponse(scope, agent, history, { call, declared }, response, outcome, isSubAgent, span);
     }
   };
   for (const call of turn.calls) {
@@ -68,11 +71,11 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     if (prepared.kind === 'answer' && prepared.barrier) {
       await flush();
       if (prepared.denial !== undefined) await recordDenial(scope, prepared.denial);
-      await commitResponse(scope, agent, history, call, prepared.response, prepared.outcome, isSubAgent, span);
+      await commitResponse(scope, agent, history, { call, declared: prepared.declared }, prepared.response, prepared.outcome, isSubAgent, span);
       continue;
     }
     const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: prepared.outcome }) : handled(runCall(scope, agent, prepared, span));
-    batch.push({ call, work, span });
+    batch.push({ call, declared: prepared.kind === 'answer' ? prepared.declared : true, work, span });
     if (agent.agent.parallelToolCalls !== true) await flush();
   }
   await flush();
@@ -86,7 +89,7 @@ async function commitResponse(
   scope: InvocationScope,
   agent: CompiledAgent,
   history: HistoryEntry[],
-  call: ToolCall,
+  { call, declared }: Pick<Commit, 'call' | 'declared'>,
   response: JsonValue,
   outcome: ToolCallOutcome,
   isSubAgent: boolean,
@@ -108,7 +111,7 @@ async function commitResponse(
   const storedResponse = (stored.content as JsonObject).response;
   history.push({ role: 'tool', callId: call.id, name: call.name, response: storedResponse });
   scope.toolCalls += 1;
-  traceRunner(scope, 'runner.tool.call', { agent: agent.name, tool: call.name, call_id: call.id, attributes: { outcome } });
+  traceRunner(scope, 'runner.tool.call', { agent: agent.name, ...toolTraceNames(call.name, declared), call_id: call.id, attributes: { outcome } });
   span.end(outcome, storedResponse);
   if (!isSubAgent && scope.durable !== null) await scope.durable.stepCompleted({ step_id: call.id, tool_name: call.name, response: storedResponse });
 }

@@ -5,6 +5,7 @@ import { ScriptedModel, type ScriptedStep } from '../models/scripted-model';
 import type { RunnerOptions } from '../runner.types';
 import { ManualClock } from '../../shared/time/manual-clock';
 import { TraceStore } from '../../trace/trace-store';
+import { sha256Hex } from '../../shared/text/sha256';
 
 const CANARY = 'CANARY-trace-5e1f-secret';
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -79,6 +80,28 @@ describe('the Runner and the run registry as trace producers (spec 03 §8, §9; 
     expect(events.find((event) => event.event === 'runner.tool.call')).toMatchObject({ attributes: { outcome: 'denied' } });
     expect(events.filter((event) => event.event === 'runner.policy.decision').map((event) => (event.attributes as Record<string, unknown>).status)).toContain('explicitly_denied');
     expect(events.at(-1)).toMatchObject({ event: 'runner.run.finished', attributes: { outcome: 'failed', 'error.type': 'runtime_policy_denied' } });
+    store.close();
+  });
+
+  test('a tool name the model made up is traced as unknown_tool with its digest; a declared one by name', async () => {
+    const store = new TraceStore();
+    const invented = `lookup ${CANARY}`;
+    const runner = runnerWith({ traceStore: { store }, runtimePolicy: { agents: { allow: ['tracer'] }, tools: { allow: 'all' } } as never }, [
+      { toolCalls: [{ id: 'c1', name: invented, args: {} }, { id: 'c2', name: 'lookup', args: {} }, { id: 'c3', name: '', args: {} }] },
+      { text: 'done' },
+    ]);
+    await runner.run({ userId: 'u-4', message: 'hi', runId: 'run-invented-1' });
+    await settle();
+    const page = store.query('local-runtime', { run_id: 'run-invented-1' });
+    const calls = page.events.map((record) => record.event).filter((event) => event.event === 'runner.tool.call');
+    expect(calls.map((event) => [event.metadata, event.attributes])).toEqual([
+      [expect.objectContaining({ tool: 'unknown_tool', tool_digest: sha256Hex(invented).slice(0, 16), call_id: 'c1' }), { outcome: 'not_found' }],
+      [expect.not.objectContaining({ tool_digest: expect.anything() }), { outcome: 'executed' }],
+      // no valid name at all: denied invalid_subject (audited as '<invalid>'), traced like any made-up name
+      [expect.objectContaining({ tool: 'unknown_tool', tool_digest: sha256Hex('').slice(0, 16), call_id: 'c3' }), { outcome: 'denied' }],
+    ]);
+    expect((calls[1].metadata as Record<string, unknown>).tool).toBe('lookup');
+    expect(JSON.stringify(page)).not.toContain(CANARY);
     store.close();
   });
 

@@ -1,3 +1,4 @@
+import { undeclaredNameDigest, UNKNOWN_TOOL_SUBJECT } from '../../policy/policy-name';
 import type { InvocationScope } from '../invocation/invocation-scope';
 
 /** Metadata keys a Runner event may carry: names and ids only (spec 03 §8). */
@@ -5,7 +6,17 @@ export interface RunnerTraceMetadata {
   readonly agent?: string;
   readonly model?: string;
   readonly tool?: string;
+  /** With `tool: 'unknown_tool'`: the digest of the name the model made up (see {@link toolTraceNames}). */
+  readonly tool_digest?: string;
   readonly call_id?: string;
+}
+
+/**
+ * How a tool call is named in a trace record: a declared name (the agent's configuration) as it is;
+ * a name the model made up as `'unknown_tool'` and the digest the audit decision records for it.
+ */
+export function toolTraceNames(name: string, declared: boolean): Pick<RunnerTraceMetadata, 'tool' | 'tool_digest'> {
+  return declared ? { tool: name } : { tool: UNKNOWN_TOOL_SUBJECT, tool_digest: undeclaredNameDigest(name) };
 }
 
 /** One observability event of the Runner. */
@@ -25,6 +36,7 @@ export function traceRunner(scope: InvocationScope, event: string, detail: Runne
   if (scope.runId !== undefined) metadata.run_id = scope.runId;
   if (names.model !== undefined) metadata.model = names.model;
   if (names.tool !== undefined) metadata.tool = names.tool;
+  if (names.tool_digest !== undefined) metadata.tool_digest = names.tool_digest;
   if (names.call_id !== undefined) metadata.call_id = names.call_id;
   scope.options.trace.deliver(
     'observability',

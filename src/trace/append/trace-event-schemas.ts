@@ -59,7 +59,7 @@ const MEASUREMENTS = nested(each(['count', 'duration_ms', 'duration', 'system_ti
 const METADATA = nested({
   run_id: identity('run_id'),
   invocation_id: identity('invocation_id'),
-  ...each(['session', 'agent', 'model', 'tool', 'call_id'], rule(shortText)),
+  ...each(['session', 'agent', 'model', 'tool', 'tool_digest', 'call_id'], rule(shortText)),
   trace_id: identity('trace_id'),
   ...each(['span_id', 'parent_id', 'tracestate'], rule(shortText)),
   trace_flags: rule(integerIn(0, 255)),

@@ -45,6 +45,7 @@ const FULL_METADATA = {
   agent: 'helper',
   model: 'gpt-4o-mini',
   tool: 'search',
+  tool_digest: '0123456789abcdef',
   call_id: 'call-1',
   trace_id: 'trace-1',
   span_id: 'span-1',

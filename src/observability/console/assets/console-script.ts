@@ -121,7 +121,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       var tr = document.createElement('tr');
       tr.appendChild(cell(time(denial.decided_at_ms)));
       tr.appendChild(cell(denial.operation));
-      tr.appendChild(cell(denial.subject));
+      tr.appendChild(cell(denial.subject_digest ? denial.subject + ' #' + denial.subject_digest : denial.subject));
       tr.appendChild(cell(denial.reason));
       tr.appendChild(cell(shortId(denial.decision_id), 'mono'));
       return tr;
