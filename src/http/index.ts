@@ -5,3 +5,5 @@ export { jsonDepthVerifier } from './json-depth-limit';
 export { requestValidationExceptionFactory, JsonObjectBodyPipe } from './request-body-validation.pipe';
 export { HttpRequestError, type HttpRequestErrorCode } from './http-request.errors';
 export type { HttpErrorBody } from './http-error-mapper';
+export { ANONYMOUS_PRINCIPAL_ID, PrincipalGate, hasRole, type Principal, type PrincipalOptions, type ResolvePrincipal } from './principal';
+export { PrincipalError, type PrincipalErrorCode } from './principal.errors';

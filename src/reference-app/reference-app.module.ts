@@ -65,7 +65,7 @@ export class ReferenceAppModule {
           auditLog: 'postgres',
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
-        TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
+        TraceStoreModule.forRoot({ resolvePrincipal: () => ({ id: REFERENCE_TRACE_PRINCIPAL }) }),
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
         RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined)),
         // no authentication here: every caller evaluates as the reference app itself

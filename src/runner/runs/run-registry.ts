@@ -10,17 +10,10 @@ import { resumeTakenOver } from './run-driver';
 import { RunExecutions } from './run-executions';
 import { cancelledEnding, draining, notActive, ownerLostEnding } from './run-outcome';
 import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
-import type {
-  ConfirmationInput,
-  RegistryRunner,
-  RunRegistryStatus,
-  RunStarted,
-  RunStatusRecord,
-  StartRunRequest,
-  SubscribeOptions,
-} from './run-registry.types';
+import type { ConfirmationInput, RegistryRunner, RunRegistryStatus, RunStarted, RunStatusRecord, StartRunRequest, SubscribeOptions } from './run-registry.types';
 import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
-import { isFinishedStatus, statusRecord, type RunStore, type StoredRun } from './stores/run-store';
+import { isFinishedStatus, ownedRecord, statusRecord, type RunStore, type StoredRun } from './stores/run-store';
+import type { OwnedRun } from './run-access';
 import { RunSubscription } from './run-subscription';
 import { RunLifecycleTrace } from './run-lifecycle-trace';
 import { TraceProducer } from '../../trace/trace-producer';
@@ -79,7 +72,7 @@ export class RunRegistry {
    * every retained run is unfinished, and `admission_failed` (`deployment_draining`) after shutdown began.
    */
   async start(request: StartRunRequest): Promise<RunStarted> {
-    const { agent, userId, sessionId: givenSessionId, message, durable } = readStartRequest(request);
+    const { agent, userId, owner, sessionId: givenSessionId, message, durable } = readStartRequest(request);
     this.assertAccepting();
     const runner = this.getRunner(agent);
     const runId = randomId('run-');
@@ -98,6 +91,7 @@ export class RunRegistry {
       last_seq: 0,
       error: null,
       user_id: userId,
+      owner_principal: owner ?? null,
       durable: durable === true,
     });
     if (!(await this.store.create(run, { maxRuns: this.settings.maxRuns }))) throw new RunnerError('run_capacity_reached', { limit: this.settings.maxRuns });
@@ -118,18 +112,23 @@ export class RunRegistry {
     return statusRecord(await this.storedRun(runId));
   }
 
+  /** `get` with the run's owner principal (what access checks read). */
+  async owned(runId: string): Promise<OwnedRun> {
+    return ownedRecord(await this.storedRun(runId));
+  }
+
   /**
-   * Status records (no content) of the runs this registry started or adopted that its store still
-   * retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
+   * Status records (no content, with the owner principal) of the runs this registry started or adopted that its store
+   * still retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
    * Runs other instances of a shared store started are not listed. @default limit 100
    */
-  async list(limit: number = 100): Promise<readonly RunStatusRecord[]> {
+  async list(limit: number = 100): Promise<readonly OwnedRun[]> {
     if (!isListLimit(limit)) throw invalidRunRequest('limit');
-    const records: RunStatusRecord[] = [];
+    const records: OwnedRun[] = [];
     for (const runId of [...this.known].reverse()) {
       if (records.length === limit) break;
       const run = await this.store.get(runId);
-      if (run) records.push(statusRecord(run));
+      if (run) records.push(ownedRecord(run));
       else this.known.delete(runId);
     }
     return Object.freeze(records);

@@ -102,6 +102,8 @@ export interface StartRunRequest {
   /** The root agent's name. */
   readonly agent: string;
   readonly userId: string;
+  /** The id of the principal the run belongs to (the `/runs` routes give the caller's). @default none: only `authorizeRun` grants access */
+  readonly owner?: string;
   /** `^[A-Za-z0-9._:-]{1,128}$`; generated when absent. */
   readonly sessionId?: string;
   readonly message: Message;
