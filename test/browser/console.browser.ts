@@ -40,7 +40,7 @@ describe('operator console in the browser (reference service at /console)', () =
 
   const base = () => service.http.baseUrl;
   const startRun = async (agent: string, message: string): Promise<string> => {
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent, user_id: 'operator-test', message } }).result;
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent, message } }).result;
     expect(started.status).toBe(202);
     return started.body.run_id as string;
   };

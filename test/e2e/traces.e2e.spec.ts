@@ -7,7 +7,7 @@ import { TraceStoreModule } from '../../src/trace/trace-store.module';
 import type { TraceStoreModuleOptions } from '../../src/trace/trace-store-module-options';
 import { RecordingLogger } from './support/harness';
 import { HttpClient } from './support/http-client';
-import { useReferenceService } from './support/reference-service';
+import { AS_ALICE, AS_BOB, AS_OPERATOR, useReferenceService } from './support/reference-service';
 import { SseConnection } from './support/sse-client';
 
 async function startApp(options: TraceStoreModuleOptions): Promise<{ app: INestApplication; http: HttpClient }> {
@@ -94,13 +94,19 @@ describe('the reference service traces its runs', () => {
   const logger = new RecordingLogger();
   const service = useReferenceService(logger);
 
-  test('GET /traces?run_id= returns the run lifecycle and the Runner events of a run together', async () => {
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'alice', message: 'Where is the runbook?' } }).result;
+  test('GET /traces?run_id= returns the run lifecycle and the Runner events of a run together, to the approver only (the partition of every reference Runner)', async () => {
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', message: 'Where is the runbook?' } }).result;
     const runId = started.body.run_id as string;
-    const stream = await SseConnection.open(service.http.baseUrl, `/runs/${runId}/events`);
+    const stream = await SseConnection.open(service.http.baseUrl, `/runs/${runId}/events`, AS_ALICE);
     await stream.ended;
     await new Promise((resolve) => setImmediate(resolve));
-    const page = await service.http.send(`/traces?run_id=${runId}`).result;
+    for (const viewer of [AS_ALICE, AS_BOB]) {
+      const own = await service.http.send(`/traces?run_id=${runId}&principal=local-runtime`, { headers: viewer }).result;
+      expect(own.status).toBe(200);
+      expect(own.body.events).toEqual([]);
+    }
+    expect((await service.http.send('/traces', { headers: { authorization: '' } }).result).status).toBe(401);
+    const page = await service.http.send(`/traces?run_id=${runId}`, { headers: AS_OPERATOR }).result;
     expect(page.status).toBe(200);
     const kinds = page.body.events.map((record: { kind: string; event: { type?: string; event?: string } }) => record.event.type ?? record.event.event);
     expect(kinds[0]).toBe('run_started');
