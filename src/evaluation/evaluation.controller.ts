@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, HttpException, Inject, Param, Post, Put, Query, Req, UseFilters } from '@nestjs/common';
 import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
 import { httpErrorBody } from '../http/http-error-mapper';
+import type { Principal } from '../http/principal';
 import { EvalServiceError } from './eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalResult, EvalScope, PublicEvalJob } from './eval.types';
 import type { EvalRegressionReport } from './executor/regression-report';
@@ -11,8 +12,9 @@ import { EvalService } from './service/eval-service';
 
 /**
  * The `/evaluations` routes (spec 05 §10, plus the regression report). The scope of a request comes
- * only from the application's `resolveScope`; without one every route answers 404, and a throwing or
- * invalid `resolveScope` answers 401 `invalid_eval_scope`.
+ * only from the application: its principal (`resolvePrincipal`; none is 401 `unauthenticated`), mapped
+ * by `resolveScope` or to `{app: principal.id}`. Without principal options and without `resolveScope`
+ * every route answers 404; a throwing or invalid `resolveScope` answers 401 `invalid_eval_scope`.
  */
 @Controller('evaluations')
 @UseFilters(AgentRuntimeExceptionFilter)
@@ -74,11 +76,13 @@ export class EvaluationController {
   }
 
   private async scopeOf(request: unknown): Promise<EvalScope> {
-    const resolve = this.options.resolveScope;
-    if (resolve === undefined) throw new HttpException(httpErrorBody(404, 'not_found'), 404);
+    const { resolveScope: resolve, principals } = this.options;
+    if (resolve === undefined && !principals.enabled) throw new HttpException(httpErrorBody(404, 'not_found'), 404);
+    const principal = principals.enabled ? await principals.principalOf(request) : null;
+    if (resolve === undefined) return checkEvalScope({ app: (principal as Principal).id });
     let scope: unknown;
     try {
-      scope = await resolve(request);
+      scope = await resolve(request, principal);
     } catch {
       throw new EvalServiceError('invalid_eval_scope');
     }

@@ -24,7 +24,6 @@ import { ReferenceGenerationListener } from './reference-generation-listener';
 import { REFERENCE_APP_NAME, REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
 import { isApprover, referenceAuthorizeRun, referencePrincipalResolver, referenceUsers, type ReferenceUser } from './reference-auth';
 import type { ResolvePrincipal } from '../http/principal';
-import { EvalServiceError } from '../evaluation/eval.errors';
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
@@ -63,12 +62,6 @@ const tracesPrincipal =
     return principal && isApprover(principal) ? { id: REFERENCE_TRACE_PRINCIPAL, roles: principal.roles ?? [] } : principal;
   };
 
-/** The evaluation scope of an authenticated caller; none is 401 `invalid_eval_scope`. */
-function referenceScope(principal: unknown): { app: string } {
-  if (principal === null) throw new EvalServiceError('invalid_eval_scope');
-  return { app: REFERENCE_APP_NAME };
-}
-
 /** The service `npm start` runs: the library's modules wired as a user would wire them. */
 @Module({})
 export class ReferenceAppModule {
@@ -93,7 +86,7 @@ export class ReferenceAppModule {
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
         RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined, access)),
         // every authenticated caller evaluates as the reference app itself
-        EvaluationModule.forRoot({ resolveScope: async (request) => referenceScope(await resolvePrincipal(request)), service: { maxConcurrency: 2, maxQueue: 100 } }),
+        EvaluationModule.forRoot({ resolvePrincipal, resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
         // behind the demo authentication: each viewer sees the runs they may see; approvers see denials too
         ConsoleModule.forRoot({ path: '/console', resolvePrincipal, mayViewDenials: isApprover }),
         MetricsModule.forRoot({ defaultMetrics: true }),
