@@ -88,6 +88,8 @@ export function describeRunOwnership(open: () => Promise<OwnershipSetup>): void 
       expect(confirmed).toMatchObject({ status: 202, body: { run_id: runId, status: 'running' } });
       await stream.ended;
       expect(stream.items().at(-1)).toMatchObject({ type: 'terminal', status: 'completed' });
+      // the confirmation record names the approver by principal id
+      expect(stream.items().find((item) => item.type === 'resumed')).toEqual({ seq: expect.any(Number), type: 'resumed', call_id: 'call-d', confirmed_by: 'operator' });
     } finally {
       stream.close();
     }

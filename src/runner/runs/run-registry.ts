@@ -181,9 +181,9 @@ export class RunRegistry {
    * item comes first). Validated before anything changes: `resume_input_required` (`{field}`),
    * `run_not_active` (`{status}`) unless paused, `invocation_not_found` for a call id that is not
    * pending. A resume that fails before it starts executing (admission, say) yields `resume_failed`
-   * and the run is `paused` again.
+   * and the run is `paused` again. `confirmedBy` (the approver's principal id) goes on the `resumed` item.
    */
-  confirm(runId: string, callId: string, input: ConfirmationInput): Promise<RunStatusRecord> {
+  confirm(runId: string, callId: string, input: ConfirmationInput, confirmedBy?: string): Promise<RunStatusRecord> {
     return this.exclusive(runId, async () => {
       const run = await this.storedRun(runId);
       const runner = this.getRunner(run.agent);
@@ -192,7 +192,7 @@ export class RunRegistry {
       if (run.status !== 'paused') throw notActive(run);
       if (typeof callId !== 'string' || !isValidId(callId) || !run.pending_call_ids.includes(callId)) throw new RunnerError('invocation_not_found');
       this.assertAccepting();
-      const resumed = await this.writer.append(runId, { type: 'resumed' }, { patch: { status: 'running', pending_call_ids: [], error: null }, expect: PAUSED });
+      const resumed = await this.writer.append(runId, { type: 'resumed', ...(isValidId(confirmedBy) ? { call_id: callId, confirmed_by: confirmedBy } : {}) }, { patch: { status: 'running', pending_call_ids: [], error: null }, expect: PAUSED });
       if (!resumed.written) throw notActive(resumed.run);
       const { confirmed, payload } = decision as ConfirmationInput;
       const invocationId = run.invocation_id as string;

@@ -74,6 +74,10 @@ export interface RunPausedItem {
 export interface RunResumedItem {
   readonly seq: number;
   readonly type: 'resumed';
+  /** The call the decision answered, with `confirmed_by` (the `/runs` route always gives them). */
+  readonly call_id?: string;
+  /** The principal id of whoever confirmed or rejected the call: an identifier, never content. */
+  readonly confirmed_by?: string;
 }
 
 /** A resume failed before it started executing (admission, say): the run is `paused` again. */

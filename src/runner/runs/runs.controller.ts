@@ -4,7 +4,7 @@ import { AgentRuntimeExceptionFilter } from '../../http/agent-runtime-exception.
 import { systemClock } from '../../shared/time/clock';
 import type { Principal } from '../../http/principal';
 import { pipeRunEvents, SSE_HEADERS } from './run-events-sse';
-import { RunAccess, type OwnedRun, type RunAction } from './run-access';
+import { RunAccess, type RunAction } from './run-access';
 import { RunRegistry } from './run-registry';
 import type { RunStarted, RunStatusRecord } from './run-registry.types';
 import { invalidRunRequest } from './run-registry-request';
@@ -88,18 +88,19 @@ export class RunsController {
   @Post(':id/confirmations/:callId')
   @HttpCode(202)
   async confirm(@Req() request: unknown, @Param('id') runId: string, @Param('callId') callId: string, @Body(new RunBodyPipe()) body: ConfirmationBody): Promise<RunStatusRecord> {
-    await this.allowed(request, 'confirm', runId);
-    return this.registry.confirm(runId, callId, body.payload === undefined ? { confirmed: body.confirmed } : { confirmed: body.confirmed, payload: body.payload });
+    const approver = await this.allowed(request, 'confirm', runId);
+    return this.registry.confirm(runId, callId, body.payload === undefined ? { confirmed: body.confirmed } : { confirmed: body.confirmed, payload: body.payload }, approver.id);
   }
 
   private principalOf(request: unknown): Promise<Principal> {
     return this.options.principals.principalOf(request);
   }
 
-  /** The run when the request's principal may do `action` on it; `run_not_found` otherwise. */
-  private async allowed(request: unknown, action: RunAction, runId: string): Promise<OwnedRun> {
+  /** The request's principal when it may do `action` on the run; `run_not_found` otherwise. */
+  private async allowed(request: unknown, action: RunAction, runId: string): Promise<Principal> {
     const principal = await this.principalOf(request);
-    return this.access.check(principal, action, await this.registry.owned(runId));
+    await this.access.check(principal, action, await this.registry.owned(runId));
+    return principal;
   }
 }
 
