@@ -7,6 +7,7 @@ import { openProjectDatabase } from './database/embedded/embedded-postgres';
 import { ReferenceAppModule } from './reference-app/reference-app.module';
 import { failureReportLines } from './database/failure-report';
 import { setUpReferenceApp } from './reference-app/reference-app.setup';
+import { referenceUsers, referenceUsersNotice } from './reference-app/reference-auth';
 
 /** Boots the reference service on `DATABASE_URL` or the embedded Postgres in `.data/postgres`. */
 async function main(): Promise<void> {
@@ -22,7 +23,9 @@ async function main(): Promise<void> {
 
   const cluster = process.env.CLUSTER === '1' ? { ...(process.env.INSTANCE_ID ? { instanceId: process.env.INSTANCE_ID } : {}) } : undefined;
   if (cluster) logger.log(`cluster mode: instance ${cluster.instanceId ?? '(generated id)'}`);
-  const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url, ...(cluster ? { cluster } : {}) }), { forceCloseConnections: true });
+  const users = referenceUsers();
+  logger.log(referenceUsersNotice(users));
+  const app = await NestFactory.create(ReferenceAppModule.forRoot({ databaseUrl: database.url, users, ...(cluster ? { cluster } : {}) }), { forceCloseConnections: true });
   setUpReferenceApp(app);
   await app.listen(Number(process.env.PORT ?? 3000));
   // PORT=0 takes a free port: report the one the server got
@@ -32,8 +35,8 @@ async function main(): Promise<void> {
     [
       `listening on ${base}`,
       `  curl -s -X POST ${base}/agents/a/invoke -H 'content-type: application/json' -d '{"work_ms":2000}'`,
-      `  curl -s -X POST ${base}/runs -H 'content-type: application/json' -d '{"agent":"helper","user_id":"alice","message":"Where is the runbook?"}'`,
-      `  curl -sN ${base}/runs/<run_id>/events`,
+      `  curl -s -X POST ${base}/runs -H 'authorization: Bearer alice-token' -H 'content-type: application/json' -d '{"agent":"helper","message":"Where is the runbook?"}'`,
+      `  curl -sN ${base}/runs/<run_id>/events -H 'authorization: Bearer alice-token'`,
       `  curl -s ${base}/admission/status`,
       `  curl -s ${base}/health/ready`,
     ].join('\n'),

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, HttpException, Inject, Param, Post, Pu
 import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
 import { httpErrorBody } from '../http/http-error-mapper';
 import { JsonOnly } from '../http/json-only.guard';
+import type { Principal } from '../http/principal';
 import { EvalServiceError } from './eval.errors';
 import type { EvalBaselineRecord, EvalBaselineWithResult, EvalResult, EvalScope, PublicEvalJob } from './eval.types';
 import type { EvalRegressionReport } from './executor/regression-report';
@@ -12,9 +13,10 @@ import { EvalService } from './service/eval-service';
 
 /**
  * The `/evaluations` routes (spec 05 §10, plus the regression report). The scope of a request comes
- * only from the application's `resolveScope`; without one every route answers 404, and a throwing or
- * invalid `resolveScope` answers 401 `invalid_eval_scope`. The POST and PUT routes read
- * `application/json` only (415 `unsupported_media_type` otherwise, before the scope is resolved).
+ * only from the application: its principal (`resolvePrincipal`; none is 401 `unauthenticated`), mapped
+ * by `resolveScope` or to `{app: principal.id}`. Without principal options and without `resolveScope`
+ * every route answers 404; a throwing or invalid `resolveScope` answers 401 `invalid_eval_scope`. The POST
+ * and PUT routes read `application/json` only (415 `unsupported_media_type` otherwise, before the scope is resolved).
  */
 @Controller('evaluations')
 @UseFilters(AgentRuntimeExceptionFilter)
@@ -77,11 +79,13 @@ export class EvaluationController {
   }
 
   private async scopeOf(request: unknown): Promise<EvalScope> {
-    const resolve = this.options.resolveScope;
-    if (resolve === undefined) throw new HttpException(httpErrorBody(404, 'not_found'), 404);
+    const { resolveScope: resolve, principals } = this.options;
+    if (resolve === undefined && !principals.enabled) throw new HttpException(httpErrorBody(404, 'not_found'), 404);
+    const principal = principals.enabled ? await principals.principalOf(request) : null;
+    if (resolve === undefined) return checkEvalScope({ app: (principal as Principal).id });
     let scope: unknown;
     try {
-      scope = await resolve(request);
+      scope = await resolve(request, principal);
     } catch {
       throw new EvalServiceError('invalid_eval_scope');
     }

@@ -6,3 +6,5 @@ export { requestValidationExceptionFactory, JsonObjectBodyPipe } from './request
 export { HttpRequestError, type HttpRequestErrorCode } from './http-request.errors';
 export type { HttpErrorBody } from './http-error-mapper';
 export { JsonOnly, JsonOnlyGuard } from './json-only.guard';
+export { ANONYMOUS_PRINCIPAL_ID, PrincipalGate, hasRole, type Principal, type PrincipalOptions, type ResolvePrincipal } from './principal';
+export { PrincipalError, type PrincipalErrorCode } from './principal.errors';

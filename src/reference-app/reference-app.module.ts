@@ -22,6 +22,8 @@ import { RunsModule } from '../runner/runs/runs.module';
 import { RuntimeServicesModule } from '../services/runtime-services.module';
 import { ReferenceGenerationListener } from './reference-generation-listener';
 import { REFERENCE_APP_NAME, REFERENCE_TRACE_PRINCIPAL, referenceRunsOptions } from './reference-runners';
+import { isApprover, referenceAuthorizeRun, referencePrincipalResolver, referenceUsers, type ReferenceUser } from './reference-auth';
+import type { ResolvePrincipal } from '../http/principal';
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
 import { AdmissionStatusController, HealthController } from './status.controller';
@@ -45,12 +47,27 @@ export interface ReferenceAppOptions {
    * admission limits held across every instance. @default off
    */
   cluster?: { instanceId?: string };
+  /** The demo users (`Authorization: Bearer <token>`). @default `referenceUsers()` (from `REFERENCE_USERS`) */
+  users?: readonly ReferenceUser[];
 }
+
+/**
+ * The principal of `GET /traces`: every reference Runner records under one partition
+ * (`local-runtime`), which approvers read; anyone else reads their own partition, which is empty.
+ */
+const tracesPrincipal =
+  (resolve: ResolvePrincipal): ResolvePrincipal =>
+  async (request) => {
+    const principal = await resolve(request);
+    return principal && isApprover(principal) ? { id: REFERENCE_TRACE_PRINCIPAL, roles: principal.roles ?? [] } : principal;
+  };
 
 /** The service `npm start` runs: the library's modules wired as a user would wire them. */
 @Module({})
 export class ReferenceAppModule {
   static forRoot(options: ReferenceAppOptions): DynamicModule {
+    const resolvePrincipal = referencePrincipalResolver(options.users ?? referenceUsers());
+    const access = { resolvePrincipal, authorizeRun: referenceAuthorizeRun };
     return {
       module: ReferenceAppModule,
       imports: [
@@ -65,13 +82,13 @@ export class ReferenceAppModule {
           auditLog: 'postgres',
           auditDecisions: options.auditDecisions ?? (process.env.AUDIT_DECISIONS === 'all' ? 'all' : 'deny'),
         }),
-        TraceStoreModule.forRoot({ resolvePrincipal: () => REFERENCE_TRACE_PRINCIPAL }),
+        TraceStoreModule.forRoot({ resolvePrincipal: tracesPrincipal(resolvePrincipal) }),
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
-        RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined)),
-        // no authentication here: every caller evaluates as the reference app itself
-        EvaluationModule.forRoot({ resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
-        // no authentication here either: the console is served unguarded on purpose, and ConsoleModule logs a warning saying so
-        ConsoleModule.forRoot({ path: '/console', allowUnauthenticated: true }),
+        RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined, access)),
+        // every authenticated caller evaluates as the reference app itself
+        EvaluationModule.forRoot({ resolvePrincipal, resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
+        // behind the demo authentication: each viewer sees the runs they may see; approvers see denials too
+        ConsoleModule.forRoot({ path: '/console', resolvePrincipal, mayViewDenials: isApprover }),
         MetricsModule.forRoot({ defaultMetrics: true }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],

@@ -9,6 +9,7 @@ import { RuntimeServiceSupervisor } from '../services/bundle/runtime-service-sup
 import type { GenerationRunnerSpec } from '../services/bundle/service-generation';
 import { TraceStore } from '../trace/trace-store';
 import type { RunsModuleAsyncOptions } from '../runner/runs/runs.module';
+import type { RunsModuleOptions } from '../runner/runs/runs-module-options';
 import { PostgresRunStoreProvider } from '../runner/runs/stores/postgres/postgres-run-store.provider';
 import { batchAgent, helperAgent, helperDraftAgent, openAIAgent, operatorAgent } from './reference-agents';
 
@@ -26,7 +27,7 @@ export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
  * The reference service's runners, built on the bundle's current generation (see
  * {@link referenceRunnerBuilder}); runs in this process, or on Postgres in cluster mode.
  */
-export const referenceRunsOptions = (cluster: boolean): RunsModuleAsyncOptions => ({
+export const referenceRunsOptions = (cluster: boolean, access: Pick<RunsModuleOptions, 'resolvePrincipal' | 'authorizeRun'>): RunsModuleAsyncOptions => ({
   ...(cluster ? { store: PostgresRunStoreProvider } : {}),
   inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, TraceStore],
   useFactory: async (
@@ -41,7 +42,7 @@ export const referenceRunsOptions = (cluster: boolean): RunsModuleAsyncOptions =
     await services.start();
     const build = referenceRunnerBuilder({ admission, policy, auditSink, ledger, traceStore });
     const trace = traceStore === null ? {} : { traceStore: { store: traceStore, principal: REFERENCE_TRACE_PRINCIPAL } };
-    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace } };
+    return { runners: build(services.runnerSpec('durable_local') as GenerationRunnerSpec), registry: { ...trace }, ...access };
   },
 });
 

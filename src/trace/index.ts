@@ -16,5 +16,5 @@ export type {
 export type { TraceDelivery, TraceIdentity, TraceIdentityKey, TraceRecord, TraceRecordKind } from './trace.types';
 export type { TraceSource, TraceStoreBinding } from './trace-producer';
 export { TraceStoreModule, type TraceStoreModuleAsyncOptions, type TraceStoreOptionsFactory } from './trace-store.module';
-export type { ResolvePrincipal, TraceStoreModuleOptions } from './trace-store-module-options';
+export type { TraceStoreModuleOptions } from './trace-store-module-options';
 export { TraceStoreHealthIndicator } from './trace-store.health';

@@ -1,6 +1,5 @@
-import { Controller, Get, HttpException, Inject, Optional, Query, Req, UseFilters } from '@nestjs/common';
+import { Controller, Get, Inject, Optional, Query, Req, UseFilters } from '@nestjs/common';
 import { AgentRuntimeExceptionFilter } from '../http/agent-runtime-exception.filter';
-import { httpErrorBody } from '../http/http-error-mapper';
 import { traceQueryOf, type TraceQueryParams } from './query/trace-query-params';
 import { TraceStore } from './trace-store';
 import { TRACE_STORE_MODULE_OPTIONS, type ResolvedTraceStoreModuleOptions } from './trace-store-module-options';
@@ -8,9 +7,10 @@ import { TraceStoreError } from './trace-store.errors';
 import type { TracePage } from './trace-store.types';
 
 /**
- * `GET /traces` (spec 06 §11): a page of the calling principal's records. The principal comes only
- * from the application's `resolvePrincipal`; without one the route answers 404, so no request is
- * ever mapped to a principal by default.
+ * `GET /traces` (spec 06 §11): a page of the calling principal's records. The partition is the id of
+ * the principal the application's `resolvePrincipal` answers, never anything the query or a header
+ * names; without a resolver (and without `allowAnonymous`) the route answers 404, and a request
+ * without a principal 401 `unauthenticated`.
  */
 @Controller('traces')
 @UseFilters(AgentRuntimeExceptionFilter)
@@ -22,17 +22,9 @@ export class TracesController {
 
   @Get()
   async page(@Query() params: TraceQueryParams, @Req() request: unknown): Promise<TracePage> {
-    const resolve = this.options.resolvePrincipal;
-    if (resolve === undefined) throw new HttpException(httpErrorBody(404, 'not_found'), 404);
+    const principal = await this.options.principals.principalOf(request);
     if (!this.options.enabled || this.store === null) throw new TraceStoreError('trace_store_unavailable', {});
     const { selector, options } = traceQueryOf(params);
-    let principal: unknown;
-    try {
-      principal = await resolve(request);
-    } catch {
-      throw new TraceStoreError('invalid_trace_principal', {});
-    }
-    if (typeof principal !== 'string') throw new TraceStoreError('invalid_trace_principal', {});
-    return this.store.query(principal, selector, options);
+    return this.store.query(principal.id, selector, options);
   }
 }

@@ -40,7 +40,7 @@ describe('operator console in the browser (reference service at /console)', () =
 
   const base = () => service.http.baseUrl;
   const startRun = async (agent: string, message: string): Promise<string> => {
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent, user_id: 'operator-test', message } }).result;
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent, message } }).result;
     expect(started.status).toBe(202);
     return started.body.run_id as string;
   };
@@ -55,6 +55,9 @@ describe('operator console in the browser (reference service at /console)', () =
     service = await startReferenceService({ databaseUrl: database.url, admission: ADMISSION, logDecisions: false }, logger);
     browser = await launchChromium();
     page = await browser.newPage();
+    // the reference service's demo authentication: the page's fetches and EventSources carry the cookie;
+    // the approver sees every run (the API starts them as alice), the denials and the traces
+    await page.setCookie({ name: 'reference_token', value: 'operator-token', url: base() });
     watch = new PageWatch(page);
   }, 60_000);
 
@@ -76,7 +79,8 @@ describe('operator console in the browser (reference service at /console)', () =
     await waitForText('#evaluations-empty', 'No evaluation jobs.');
     await screenshot('01-loaded.png');
     expect(watch.errors).toEqual([]);
-    expect(logger.ofLevel('warn').some((line) => line.includes('operator console at /console is served WITHOUT a guard'))).toBe(true);
+    // behind the demo authentication, not served unguarded
+    expect(logger.ofLevel('warn').some((line) => line.includes('served WITHOUT a guard'))).toBe(false);
   });
 
   test('starting queued runs through the API changes the admission numbers on the page', async () => {

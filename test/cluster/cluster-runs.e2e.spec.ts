@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { eventually } from '../support/eventually';
 import { SseConnection } from '../e2e/support/sse-client';
+import { AS_ALICE } from '../e2e/support/reference-service';
 import { startClusterNode, type ClusterNode } from './support/cluster-node';
 
 describe('cluster mode: runs across instances in separate processes (spec 08 §4)', () => {
@@ -28,7 +29,7 @@ describe('cluster mode: runs across instances in separate processes (spec 08 §4
   });
 
   const startRun = async (on: ClusterNode, agent: string, durable = false) => {
-    const answer = await on.http.send('/runs', { method: 'POST', body: { agent, user_id: 'alice', message: 'Where is the runbook?', ...(durable ? { durable: true } : {}) } }).result;
+    const answer = await on.http.send('/runs', { method: 'POST', body: { agent, message: 'Where is the runbook?', ...(durable ? { durable: true } : {}) } }).result;
     expect(answer.status).toBe(202);
     return answer.body.run_id as string;
   };
@@ -36,16 +37,16 @@ describe('cluster mode: runs across instances in separate processes (spec 08 §4
   it('a stream started on A, read in part there and then on B with Last-Event-ID, is complete, ordered and without a duplicate', async () => {
     const [a, b] = await Promise.all([node('runs-a'), node('runs-b')]);
     const runId = await startRun(a, 'helper');
-    const onA = await SseConnection.open(a.http.baseUrl, `/runs/${runId}/events`);
+    const onA = await SseConnection.open(a.http.baseUrl, `/runs/${runId}/events`, AS_ALICE);
     const firstTwo = await onA.waitForMessages(2);
     onA.close();
-    const onB = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`, { 'last-event-id': firstTwo[1].id as string });
+    const onB = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`, { ...AS_ALICE, 'last-event-id': firstTwo[1].id as string });
     await onB.ended;
     const seqs = [...firstTwo, ...onB.messages].map((message) => Number(message.id));
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(onB.messages.at(-1)?.event).toBe('terminal');
     expect(JSON.parse(onB.messages.at(-1)?.data as string)).toMatchObject({ type: 'terminal', status: 'completed' });
-    const full = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`);
+    const full = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`, AS_ALICE);
     await full.ended;
     expect(full.messages.map((message) => Number(message.id))).toEqual(seqs);
   }, 60_000);
@@ -69,7 +70,7 @@ describe('cluster mode: runs across instances in separate processes (spec 08 §4
     expect((await a2.http.send(`/runs/${runId}`).result).body.status).toBe('paused');
     const confirmed = await b2.http.send(`/runs/${runId}/confirmations/deploy-1`, { method: 'POST', body: { confirmed: true } }).result;
     expect(confirmed.status).toBe(202);
-    const stream = await SseConnection.open(a2.http.baseUrl, `/runs/${runId}/events`);
+    const stream = await SseConnection.open(a2.http.baseUrl, `/runs/${runId}/events`, AS_ALICE);
     await stream.ended;
     const types = stream.messages.map((message) => message.event);
     expect(types).toContain('paused');
@@ -83,7 +84,7 @@ describe('cluster mode: runs across instances in separate processes (spec 08 §4
     await Promise.all(nodes.splice(0).map((earlier) => earlier.stop()));
     const [a, b] = await Promise.all([node('durable-a'), node('durable-b')]);
     const runId = await startRun(a, 'batch', true);
-    const onB = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`);
+    const onB = await SseConnection.open(b.http.baseUrl, `/runs/${runId}/events`, AS_ALICE);
     // the first step's response is stored; the second step is running on A
     await onB.waitUntil(() => onB.items().some((item) => item.event?.kind === 'tool_response' && item.event.content.call_id === 'wait-1'), 15_000, 'step 1');
     await a.kill();

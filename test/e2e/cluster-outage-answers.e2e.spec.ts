@@ -23,7 +23,7 @@ describe('run routes in cluster mode during a database outage', () => {
     database = await createFreshDatabase();
     proxy = await startTcpProxy(database.url);
     ({ app, http } = await startReferenceService({ databaseUrl: proxy.url, cluster: { instanceId: 'outage-answers' }, logDecisions: false }, logger));
-    const started = await http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'alice', message: 'Where is the runbook?' } }).result;
+    const started = await http.send('/runs', { method: 'POST', body: { agent: 'helper', message: 'Where is the runbook?' } }).result;
     expect(started.status).toBe(202);
     runId = started.body.run_id;
     await eventually(async () => (await http.send(`/runs/${runId}`).result).body.status === 'completed', 10_000, 'the run before the outage');
@@ -53,7 +53,7 @@ describe('run routes in cluster mode during a database outage', () => {
   });
 
   it('POST /runs answers 503 with Retry-After and a code, never 500 internal_error', async () => {
-    const results = await Promise.all([1, 2, 3].map(() => http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'alice', message: 'Still there?' } }).result));
+    const results = await Promise.all([1, 2, 3].map(() => http.send('/runs', { method: 'POST', body: { agent: 'helper', message: 'Still there?' } }).result));
     for (const result of results) {
       expect({ status: result.status, retryAfter: result.headers['retry-after'] }).toEqual({ status: 503, retryAfter: '1' });
       expect(result.body).toMatchObject({ status_code: 503, error: 'Service Unavailable', code: expect.stringMatching(/^[a-z_]+$/) });

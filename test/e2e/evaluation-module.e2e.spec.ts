@@ -129,6 +129,21 @@ describe('EvaluationModule in small apps of its own (spec 05 §10)', () => {
     expect(await app.get(EvalServiceHealthIndicator).isHealthy()).toMatchObject({ evaluation: { status: 'up', state: 'running' } });
   });
 
+  test('with resolvePrincipal the scope is the principal: a job of alice is not_found for bob, and no principal is 401 unauthenticated', async () => {
+    const resolvePrincipal = (request: unknown) => {
+      const user = (request as { headers: Record<string, string | undefined> }).headers['x-user'];
+      return user ? { id: user } : null;
+    };
+    const { http } = await started(await database(), evaluationModule({ resolvePrincipal }));
+    const alice = new EvaluationClient(new HttpClient(http.baseUrl, { 'x-user': 'alice' }));
+    const bob = new EvaluationClient(new HttpClient(http.baseUrl, { 'x-user': 'bob' }));
+    const jobId = await alice.submitted(referenceEvalRequest());
+    expect((await alice.status(jobId)).status).toBe(200);
+    expectError(await bob.status(jobId), 404, 'not_found');
+    expect((await bob.list()).body.jobs).toEqual([]);
+    for (const answer of everyRoute(new EvaluationClient(http))) expectError(await answer, 401, 'unauthenticated');
+  });
+
   test('a resolveScope that throws, rejects or returns anything but {app} answers 401 invalid_eval_scope on every route', async () => {
     const canary = `canary-${randomBytes(6).toString('hex')}`;
     const scopes: Record<string, () => unknown> = {

@@ -1,5 +1,5 @@
 import { RecordingLogger } from './support/harness';
-import { useReferenceService } from './support/reference-service';
+import { AS_ALICE, useReferenceService } from './support/reference-service';
 import { SseConnection } from './support/sse-client';
 
 /**
@@ -12,12 +12,12 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
   const base = () => service.http.baseUrl;
 
   test('start, follow, approve the pending confirmation, see the terminal item', async () => {
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'operator', user_id: 'alice', message: 'Clear the cache and deploy the api' } }).result;
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'operator', message: 'Clear the cache and deploy the api' } }).result;
     expect(started.status).toBe(202);
     expect(started.body).toEqual({ run_id: expect.stringMatching(/^run-[A-Za-z0-9_-]{24}$/), session_id: expect.stringMatching(/^ses-/) });
     const runId = started.body.run_id as string;
 
-    const first = await SseConnection.open(base(), `/runs/${runId}/events`);
+    const first = await SseConnection.open(base(), `/runs/${runId}/events`, AS_ALICE);
     const beforePause = await first.waitForMessages(6);
     first.close();
     expect(beforePause.map((message) => [message.id, message.event])).toEqual([
@@ -39,7 +39,7 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
     expect(confirmed.status).toBe(202);
     expect(confirmed.body).toMatchObject({ schema_version: 1, run_id: runId });
 
-    const second = await SseConnection.open(base(), `/runs/${runId}/events`, { 'Last-Event-ID': '6' });
+    const second = await SseConnection.open(base(), `/runs/${runId}/events`, { ...AS_ALICE, 'Last-Event-ID': '6' });
     await second.ended;
     const rest = second.messages.map((message) => ({ id: message.id, event: message.event, item: JSON.parse(message.data) }));
     expect(rest.map((entry) => [entry.id, entry.event])).toEqual([
@@ -59,8 +59,8 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
   });
 
   test('the helper agent runs without a pause, and readiness names the run registry', async () => {
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'alice', message: 'Where is the runbook?' } }).result;
-    const stream = await SseConnection.open(base(), `/runs/${started.body.run_id}/events`);
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', message: 'Where is the runbook?' } }).result;
+    const stream = await SseConnection.open(base(), `/runs/${started.body.run_id}/events`, AS_ALICE);
     await stream.ended;
     const items = stream.messages.map((message) => JSON.parse(message.data));
     expect(items.map((item) => item.event?.kind ?? item.type)).toEqual(['user_message', 'model_turn', 'tool_response', 'final_output', 'terminal']);
@@ -72,9 +72,9 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
   test('a canary secret in a denied message reaches no status record, stream item, error body or log line', async () => {
     const canary = 'CANARY-7f3a9c-secret';
     const message = `${canary} ${'x'.repeat(5000)}`;
-    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', user_id: 'mallory', message } }).result;
+    const started = await service.http.send('/runs', { method: 'POST', body: { agent: 'helper', message } }).result;
     expect(started.status).toBe(202);
-    const stream = await SseConnection.open(base(), `/runs/${started.body.run_id}/events`);
+    const stream = await SseConnection.open(base(), `/runs/${started.body.run_id}/events`, AS_ALICE);
     await stream.ended;
     const items = stream.messages.map((entry) => JSON.parse(entry.data));
     expect(items.map((item) => item.event?.kind ?? item.type)).toEqual(['policy_audit', 'terminal']);

@@ -88,7 +88,7 @@ describe('run routes over HTTP (spec 03 §10)', () => {
   async function startApp(agent: Agent, options: Omit<RunsModuleOptions, 'runners'> = {}): Promise<RunsApp> {
     const sessions = new InMemorySessionService();
     const runner = new Runner({ appName: APP, agent, sessionService: sessions });
-    const moduleRef = await Test.createTestingModule({ imports: [RunsModule.forRoot({ runners: [runner], ...options })] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [RunsModule.forRoot({ runners: [runner], resolvePrincipal: () => ({ id: USER }), ...options })] }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
@@ -109,7 +109,7 @@ describe('run routes over HTTP (spec 03 §10)', () => {
       post: (path, body) => http.send(path, { method: 'POST', body }).result,
       get: (path) => http.get(path).result,
       startRun: async (extra = {}) => {
-        const answer = await t.post('/runs', { agent: AGENT, user_id: USER, message: 'hello', ...extra });
+        const answer = await t.post('/runs', { agent: AGENT, message: 'hello', ...extra });
         expect(answer.status).toBe(202);
         return answer.body;
       },
@@ -207,7 +207,7 @@ describe('run routes over HTTP (spec 03 §10)', () => {
     it('the POST /runs connection going away does not affect the run', async () => {
       const gate = new Gate();
       const t = await startApp(lookupAgent(gate).agent);
-      const body = JSON.stringify({ agent: AGENT, user_id: USER, session_id: 'ses-abandoned', message: 'hello' });
+      const body = JSON.stringify({ agent: AGENT, session_id: 'ses-abandoned', message: 'hello' });
       const { port } = new URL(t.url);
       const socket = net.connect(Number(port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
@@ -331,12 +331,11 @@ describe('run routes over HTTP (spec 03 §10)', () => {
 
   describe('error answers', () => {
     it.each([
-      ['an unknown key', { agent: AGENT, user_id: USER, message: 'hi', extra_key: 1 }, { unknown_fields: 1 }],
-      ['a bad session id', { agent: AGENT, user_id: USER, message: 'hi', session_id: 'has space' }, { field: 'session_id' }],
-      ['a missing user id', { agent: AGENT, message: 'hi' }, { field: 'user_id' }],
-      ['a user id with a control character', { agent: AGENT, user_id: 'a\u0001', message: 'hi' }, { field: 'user_id' }],
-      ['a message that is no Content', { agent: AGENT, user_id: USER, message: { role: 'model', parts: [] } }, { field: 'message' }],
-      ['a non-boolean durable', { agent: AGENT, user_id: USER, message: 'hi', durable: 'yes' }, { field: 'durable' }],
+      ['an unknown key', { agent: AGENT, message: 'hi', extra_key: 1 }, { unknown_fields: 1 }],
+      ['a bad session id', { agent: AGENT, message: 'hi', session_id: 'has space' }, { field: 'session_id' }],
+      ['a user id (the principal is the user)', { agent: AGENT, user_id: USER, message: 'hi' }, { unknown_fields: 1 }],
+      ['a message that is no Content', { agent: AGENT, message: { role: 'model', parts: [] } }, { field: 'message' }],
+      ['a non-boolean durable', { agent: AGENT, message: 'hi', durable: 'yes' }, { field: 'durable' }],
       ['a JSON array', [1, 2], { field: 'body' }],
     ])('POST /runs with %s is 400 invalid_run_request', async (_what, body, details) => {
       const t = await startApp(lookupAgent(new Gate()).agent);
@@ -375,32 +374,17 @@ describe('run routes over HTTP (spec 03 §10)', () => {
       const events = await t.sse('/runs/run-nope/events');
       expect(events.status).toBe(404);
       expect(await events.json()).toEqual(runNotFound);
-      expect(await t.post('/runs', { agent: 'nobody', user_id: USER, message: 'hi' })).toMatchObject({ status: 404, body: { ...NOT_FOUND, code: 'agent_not_found' } });
+      expect(await t.post('/runs', { agent: 'nobody', message: 'hi' })).toMatchObject({ status: 404, body: { ...NOT_FOUND, code: 'agent_not_found' } });
     });
 
     it('a full registry is 503 run_capacity_reached {limit} with Retry-After', async () => {
       const gate = new Gate();
       const t = await startApp(lookupAgent(gate).agent, { registry: { maxRuns: 1 } });
       await t.startRun();
-      const refused = await t.http.send('/runs', { method: 'POST', body: { agent: AGENT, user_id: USER, message: 'hi' } }).result;
+      const refused = await t.http.send('/runs', { method: 'POST', body: { agent: AGENT, message: 'hi' } }).result;
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.body).toEqual({ status_code: 503, error: 'Service Unavailable', code: 'run_capacity_reached', details: { limit: 1 } });
-    });
-  });
-
-  describe('resolveUserId', () => {
-    it('overrides the body user id', async () => {
-      const { agent } = (() => {
-        const model = new ScriptedModel([{ text: 'hi' }]);
-        return { agent: { name: AGENT, model } as Agent };
-      })();
-      const t = await startApp(agent, { resolveUserId: (request) => String((request as { headers: Record<string, string> }).headers['x-user']) });
-      const started = await t.http.send('/runs', { method: 'POST', body: { agent: AGENT, user_id: 'spoofed', message: 'hi' }, headers: { 'x-user': 'alice' } }).result;
-      expect(started.status).toBe(202);
-      await t.waitForStatus(started.body.run_id, 'completed');
-      expect(await t.sessions.getSession({ appName: APP, userId: 'alice', sessionId: started.body.session_id })).toBeDefined();
-      expect(await t.sessions.getSession({ appName: APP, userId: 'spoofed', sessionId: started.body.session_id })).toBeUndefined();
     });
   });
 

@@ -4,6 +4,8 @@ import { RunRegistry } from '../../runner/runs/run-registry';
 import type { SessionEvent } from '../../runner/session.types';
 import { RegistryRunnerDouble } from '../../runner/runs/testing/registry-runner-double';
 import { rejected } from '../../shared/testing/rejected';
+import type { Principal } from '../../http/principal';
+import { resolveRunsModuleOptions } from '../../runner/runs/runs-module-options';
 import { resolveConsoleOptions } from './console-options';
 import { ConsoleSnapshotService } from './console-snapshot.service';
 import { PendingConfirmations } from './pending-confirmations';
@@ -32,7 +34,7 @@ describe('RunRegistry.list (what the console lists)', () => {
     for (let index = 0; index < 3; index += 1) ids.push((await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hi' })).run_id);
     expect((await registry.list()).map((run) => run.run_id)).toEqual([...ids].reverse());
     expect((await registry.list(2)).map((run) => run.run_id)).toEqual([ids[2], ids[1]]);
-    expect((await registry.list())[0]).toEqual(await registry.get(ids[2]));
+    expect((await registry.list())[0]).toEqual(await registry.owned(ids[2]));
     await store.delete(ids[1]);
     expect((await registry.list()).map((run) => run.run_id)).toEqual([ids[2], ids[0]]);
     await registry.shutdown();
@@ -83,7 +85,7 @@ describe('ConsoleSnapshotService', () => {
     const store = new InMemoryRunStore();
     const registry = new RunRegistry({ runners: [new RegistryRunnerDouble()], store });
     const { run_id: runId } = await registry.start({ agent: 'assistant', userId: 'u-1', message: 'hi' });
-    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), admission, registry, store, null);
+    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), admission, registry, store, null, null);
 
     const snapshot = await service.snapshot();
     expect(snapshot.admission).toMatchObject({ global_limit: 3, active: 2, queue_length: 1 });
@@ -98,6 +100,36 @@ describe('ConsoleSnapshotService', () => {
     expect(snapshot.denials).toEqual({ status: 'no_postgres_audit_log' });
     expect(held.map((result) => result.status)).toEqual(['granted', 'granted', 'queued']);
     admission.beginDrain();
+    await registry.shutdown();
+  });
+
+  test("a viewer sees only the runs and confirmations RunsModule's rule allows, and denials only with mayViewDenials", async () => {
+    const store = new InMemoryRunStore();
+    const runner = new RegistryRunnerDouble();
+    const registry = new RunRegistry({ runners: [runner], store });
+    const alices = await registry.start({ agent: 'assistant', userId: 'alice', owner: 'alice', message: 'deploy' });
+    const bobs = await registry.start({ agent: 'assistant', userId: 'bob', owner: 'bob', message: 'hi' });
+    await flush();
+    runner.invocations[0].admit('inv-1');
+    await flush();
+    runner.invocations[0].pause(['deploy-1']);
+    await flush();
+    await flush();
+    const runsOptions = resolveRunsModuleOptions({ runners: [runner], authorizeRun: (principal: Principal, action: string) => principal.roles?.includes('approver') === true && action !== 'cancel' });
+    const options = resolveConsoleOptions({ path: '/console', resolvePrincipal: () => null, mayViewDenials: (principal) => principal.id === 'operator' });
+    const service = new ConsoleSnapshotService(options, null, registry, store, null, runsOptions);
+
+    const forBob = await service.snapshot({ id: 'bob' });
+    expect(forBob.runs?.map((run) => run.run_id)).toEqual([bobs.run_id]);
+    expect(forBob.confirmations).toEqual([]);
+    expect(forBob.denials).toEqual({ status: 'not_shown' });
+    const forAlice = await service.snapshot({ id: 'alice' });
+    expect(forAlice.runs?.map((run) => run.run_id)).toEqual([alices.run_id]);
+    expect(forAlice.confirmations).toEqual([{ run_id: alices.run_id, call_id: 'deploy-1', tool: null }]);
+    const forOperator = await service.snapshot({ id: 'operator', roles: ['approver'] });
+    expect(forOperator.runs?.map((run) => run.run_id)).toEqual([bobs.run_id, alices.run_id]);
+    expect(forOperator.confirmations?.map((call) => call.run_id)).toEqual([alices.run_id]);
+    expect(forOperator.denials).toEqual({ status: 'no_postgres_audit_log' });
     await registry.shutdown();
   });
 });

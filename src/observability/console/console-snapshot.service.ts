@@ -6,8 +6,11 @@ import type { AdmissionStatus } from '../../admission/admission.types';
 import { AuditSink } from '../../policy/audit-log/audit-sink';
 import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log.service';
 import { PostgresAuditLog } from '../../policy/audit-log/postgres-audit-log';
+import type { Principal } from '../../http/principal';
+import { RunAccess, type OwnedRun } from '../../runner/runs/run-access';
 import { RunRegistry } from '../../runner/runs/run-registry';
 import type { RunStatusRecord } from '../../runner/runs/run-registry.types';
+import { RUNS_MODULE_OPTIONS, type ResolvedRunsModuleOptions } from '../../runner/runs/runs-module-options';
 import { RunStore } from '../../runner/runs/stores/run-store';
 import { recentDenials } from './audit-denials';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options';
@@ -15,15 +18,19 @@ import type { ConsoleAdmission, ConsoleDenials, ConsoleRun, ConsoleSnapshot } fr
 import { PendingConfirmations } from './pending-confirmations';
 
 const NO_AUDIT_LOG: ConsoleDenials = Object.freeze({ status: 'no_postgres_audit_log' });
+const NOT_SHOWN: ConsoleDenials = Object.freeze({ status: 'not_shown' });
 
 /**
  * Builds the console's content-free snapshot from the modules the application has: the admission
  * status, the runs of the `RunRegistry` with their pending confirmations, and the newest denials of
- * the Postgres audit log. A missing module gives its section as `null`; building never throws.
+ * the Postgres audit log. A missing module gives its section as `null`; building never throws. For a
+ * viewer principal, runs are those `RunsModule`'s access rule allows for `list`, confirmations those
+ * of them it allows for `confirm`, and denials are `{status: 'not_shown'}` unless `mayViewDenials` allows.
  */
 @Injectable()
 export class ConsoleSnapshotService {
   private readonly confirmations: PendingConfirmations;
+  private readonly access: RunAccess;
 
   constructor(
     @Inject(CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
@@ -31,19 +38,29 @@ export class ConsoleSnapshotService {
     @Optional() @Inject(RunRegistry) private readonly registry: RunRegistry | null,
     @Optional() @Inject(RunStore) store: RunStore | null,
     @Optional() @Inject(AuditSink) private readonly auditSink: AuditSink | null,
+    @Optional() @Inject(RUNS_MODULE_OPTIONS) runsOptions: ResolvedRunsModuleOptions | null,
   ) {
     this.confirmations = new PendingConfirmations(store ?? null);
+    this.access = new RunAccess(runsOptions?.authorizeRun);
   }
 
-  async snapshot(): Promise<ConsoleSnapshot> {
-    const runs = this.registry ? await this.registry.list(this.options.maxRuns).catch(() => null) : null;
+  /** The snapshot `viewer` may see; `null` (no principal options) shows everything the guard let through. */
+  async snapshot(viewer: Principal | null = null): Promise<ConsoleSnapshot> {
+    const runs = await this.visibleRuns(viewer).catch(() => null);
+    const confirmable = runs && viewer ? await this.access.filter(viewer, 'confirm', runs) : runs;
     return Object.freeze({
       schema_version: 1 as const,
       admission: this.admission ? consoleAdmission(this.admission.status()) : null,
       runs: runs ? runs.map(consoleRun) : null,
-      confirmations: runs ? await this.confirmations.of(runs).catch(() => null) : null,
-      denials: await this.denials(),
+      confirmations: confirmable ? await this.confirmations.of(confirmable).catch(() => null) : null,
+      denials: viewer === null || mayView(this.options, viewer) ? await this.denials() : NOT_SHOWN,
     });
+  }
+
+  private async visibleRuns(viewer: Principal | null): Promise<readonly OwnedRun[] | null> {
+    if (!this.registry) return null;
+    const runs = await this.registry.list(this.options.maxRuns);
+    return viewer ? this.access.filter(viewer, 'list', runs) : runs;
   }
 
   private async denials(): Promise<ConsoleDenials> {
@@ -56,6 +73,15 @@ export class ConsoleSnapshotService {
     const sink = this.auditSink;
     if (sink instanceof DeferredPostgresAuditLog) return sink.auditLog?.dataSource ?? null;
     return sink instanceof PostgresAuditLog ? sink.dataSource : null;
+  }
+}
+
+/** The app's `mayViewDenials`; a throw is `false`. */
+function mayView(options: ResolvedConsoleOptions, viewer: Principal): boolean {
+  try {
+    return options.mayViewDenials(viewer) === true;
+  } catch {
+    return false;
   }
 }
 

@@ -53,7 +53,9 @@ export interface ConsoleDenial {
 export type ConsoleDenials =
   | { readonly status: 'ok'; readonly items: readonly ConsoleDenial[] }
   | { readonly status: 'no_postgres_audit_log' }
-  | { readonly status: 'unavailable' };
+  | { readonly status: 'unavailable' }
+  /** The viewer may not see denials (`mayViewDenials`). */
+  | { readonly status: 'not_shown' };
 
 /**
  * What the console stream sends (`event: snapshot`): content-free by construction. A section is

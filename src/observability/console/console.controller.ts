@@ -11,6 +11,7 @@ import { CONSOLE_STYLE } from './assets/console-style';
 import { CONSOLE_OPTIONS, type ResolvedConsoleOptions } from './console-options';
 import { ConsoleSnapshotService } from './console-snapshot.service';
 import { snapshotEvents } from './console-stream';
+import { viewerOf } from './console-viewer.guard';
 
 /**
  * The page's policy: its script and style come from the console's own routes only (no inline code),
@@ -59,10 +60,11 @@ export class ConsoleController {
     return CONSOLE_STYLE;
   }
 
-  /** `text/event-stream` of content-free snapshots (see `ConsoleSnapshot`). */
+  /** `text/event-stream` of content-free snapshots (see `ConsoleSnapshot`) of what the viewer may see. */
   @Sse('events')
-  events(): Observable<MessageEvent> {
-    return snapshotEvents(() => this.snapshots.snapshot(), { clock: systemClock, refreshMs: this.options.refreshMs });
+  events(@Req() request: unknown): Observable<MessageEvent> {
+    const viewer = viewerOf(request);
+    return snapshotEvents(() => this.snapshots.snapshot(viewer), { clock: systemClock, refreshMs: this.options.refreshMs });
   }
 
   /** The audit chain's verification report (never decision content), or that no Postgres audit log is configured. */

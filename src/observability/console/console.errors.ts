@@ -5,7 +5,7 @@ const CONSOLE_ERROR_CODES = Object.freeze(['invalid_console_options', 'console_g
 
 /**
  * Every code a {@link ConsoleError} carries: `invalid_console_options` (`{field}` or `{fields}`) for
- * options that break their rules, `console_guard_required` when neither a `guard` nor an explicit
+ * options that break their rules, `console_guard_required` when neither a `guard`, a `resolvePrincipal` nor an explicit
  * `allowUnauthenticated: true` was given.
  */
 export type ConsoleErrorCode = (typeof CONSOLE_ERROR_CODES)[number];

@@ -7,11 +7,12 @@ import type { StartRunRequest } from './run-registry.types';
 import { RunnerError } from '../runner.errors';
 
 /** The record field each argument of `start` is reported as. */
-const FIELD_NAMES: Readonly<Record<string, string>> = { userId: 'user_id', sessionId: 'session_id' };
+const FIELD_NAMES: Readonly<Record<string, string>> = { userId: 'user_id', sessionId: 'session_id', owner: 'owner_principal' };
 
 const START_RULES = {
   agent: (value: unknown) => typeof value === 'string' && value.length > 0,
   userId: (value: unknown) => isValidId(value),
+  owner: (value: unknown) => isValidId(value),
   sessionId: isTokenId,
   message: isStorableMessage,
   durable: isBoolean,
@@ -23,6 +24,7 @@ const MAX_REASON_LENGTH = 128;
 export interface ReadStartRequest {
   readonly agent: string;
   readonly userId: string;
+  readonly owner: string | undefined;
   readonly sessionId: string | undefined;
   readonly message: Message;
   readonly durable: boolean | undefined;
@@ -42,6 +44,7 @@ export function readStartRequest(request: StartRunRequest): ReadStartRequest {
   return Object.freeze({
     agent: values.agent as string,
     userId: values.userId as string,
+    owner: values.owner as string | undefined,
     sessionId: values.sessionId as string | undefined,
     message: values.message as Message,
     durable: values.durable as boolean | undefined,

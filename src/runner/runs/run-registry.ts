@@ -10,17 +10,10 @@ import { resumeTakenOver } from './run-driver';
 import { RunExecutions } from './run-executions';
 import { cancelledEnding, draining, notActive, ownerLostEnding } from './run-outcome';
 import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
-import type {
-  ConfirmationInput,
-  RegistryRunner,
-  RunRegistryStatus,
-  RunStarted,
-  RunStatusRecord,
-  StartRunRequest,
-  SubscribeOptions,
-} from './run-registry.types';
+import type { ConfirmationInput, RegistryRunner, RunRegistryStatus, RunStarted, RunStatusRecord, StartRunRequest, SubscribeOptions } from './run-registry.types';
 import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
-import { isFinishedStatus, statusRecord, type RunStore, type StoredRun } from './stores/run-store';
+import { isFinishedStatus, ownedRecord, statusRecord, type RunStore, type StoredRun } from './stores/run-store';
+import type { OwnedRun } from './run-access';
 import { RunSubscription } from './run-subscription';
 import { RunLifecycleTrace } from './run-lifecycle-trace';
 import { TraceProducer } from '../../trace/trace-producer';
@@ -79,7 +72,7 @@ export class RunRegistry {
    * every retained run is unfinished, and `admission_failed` (`deployment_draining`) after shutdown began.
    */
   async start(request: StartRunRequest): Promise<RunStarted> {
-    const { agent, userId, sessionId: givenSessionId, message, durable } = readStartRequest(request);
+    const { agent, userId, owner, sessionId: givenSessionId, message, durable } = readStartRequest(request);
     this.assertAccepting();
     const runner = this.getRunner(agent);
     const runId = randomId('run-');
@@ -98,6 +91,7 @@ export class RunRegistry {
       last_seq: 0,
       error: null,
       user_id: userId,
+      owner_principal: owner ?? null,
       durable: durable === true,
     });
     if (!(await this.store.create(run, { maxRuns: this.settings.maxRuns }))) throw new RunnerError('run_capacity_reached', { limit: this.settings.maxRuns });
@@ -118,18 +112,23 @@ export class RunRegistry {
     return statusRecord(await this.storedRun(runId));
   }
 
+  /** `get` with the run's owner principal (what access checks read). */
+  async owned(runId: string): Promise<OwnedRun> {
+    return ownedRecord(await this.storedRun(runId));
+  }
+
   /**
-   * Status records (no content) of the runs this registry started or adopted that its store still
-   * retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
+   * Status records (no content, with the owner principal) of the runs this registry started or adopted that its store
+   * still retains, newest first, at most `limit` (1..1024; else `invalid_run_request` `{field: 'limit'}`).
    * Runs other instances of a shared store started are not listed. @default limit 100
    */
-  async list(limit: number = 100): Promise<readonly RunStatusRecord[]> {
+  async list(limit: number = 100): Promise<readonly OwnedRun[]> {
     if (!isListLimit(limit)) throw invalidRunRequest('limit');
-    const records: RunStatusRecord[] = [];
+    const records: OwnedRun[] = [];
     for (const runId of [...this.known].reverse()) {
       if (records.length === limit) break;
       const run = await this.store.get(runId);
-      if (run) records.push(statusRecord(run));
+      if (run) records.push(ownedRecord(run));
       else this.known.delete(runId);
     }
     return Object.freeze(records);
@@ -182,9 +181,9 @@ export class RunRegistry {
    * item comes first). Validated before anything changes: `resume_input_required` (`{field}`),
    * `run_not_active` (`{status}`) unless paused, `invocation_not_found` for a call id that is not
    * pending. A resume that fails before it starts executing (admission, say) yields `resume_failed`
-   * and the run is `paused` again.
+   * and the run is `paused` again. `confirmedBy` (the approver's principal id) goes on the `resumed` item.
    */
-  confirm(runId: string, callId: string, input: ConfirmationInput): Promise<RunStatusRecord> {
+  confirm(runId: string, callId: string, input: ConfirmationInput, confirmedBy?: string): Promise<RunStatusRecord> {
     return this.exclusive(runId, async () => {
       const run = await this.storedRun(runId);
       const runner = this.getRunner(run.agent);
@@ -193,7 +192,7 @@ export class RunRegistry {
       if (run.status !== 'paused') throw notActive(run);
       if (typeof callId !== 'string' || !isValidId(callId) || !run.pending_call_ids.includes(callId)) throw new RunnerError('invocation_not_found');
       this.assertAccepting();
-      const resumed = await this.writer.append(runId, { type: 'resumed' }, { patch: { status: 'running', pending_call_ids: [], error: null }, expect: PAUSED });
+      const resumed = await this.writer.append(runId, { type: 'resumed', ...(isValidId(confirmedBy) ? { call_id: callId, confirmed_by: confirmedBy } : {}) }, { patch: { status: 'running', pending_call_ids: [], error: null }, expect: PAUSED });
       if (!resumed.written) throw notActive(resumed.run);
       const { confirmed, payload } = decision as ConfirmationInput;
       const invocationId = run.invocation_id as string;

@@ -74,6 +74,10 @@ export interface RunPausedItem {
 export interface RunResumedItem {
   readonly seq: number;
   readonly type: 'resumed';
+  /** The call the decision answered, with `confirmed_by` (the `/runs` route always gives them). */
+  readonly call_id?: string;
+  /** The principal id of whoever confirmed or rejected the call: an identifier, never content. */
+  readonly confirmed_by?: string;
 }
 
 /** A resume failed before it started executing (admission, say): the run is `paused` again. */
@@ -102,6 +106,8 @@ export interface StartRunRequest {
   /** The root agent's name. */
   readonly agent: string;
   readonly userId: string;
+  /** The id of the principal the run belongs to (the `/runs` routes give the caller's). @default none: only `authorizeRun` grants access */
+  readonly owner?: string;
   /** `^[A-Za-z0-9._:-]{1,128}$`; generated when absent. */
   readonly sessionId?: string;
   readonly message: Message;

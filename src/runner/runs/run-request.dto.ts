@@ -17,10 +17,6 @@ export class StartRunBody {
   @IsString() @Length(1, 256)
   agent!: string;
 
-  /** Required unless the module's `resolveUserId` supplies it (which then wins). */
-  @IsOptional() @IsString()
-  user_id?: string;
-
   /** `^[A-Za-z0-9._:-]{1,128}$`; generated when absent. */
   @IsOptional() @IsString() @Matches(TOKEN_ID_PATTERN)
   session_id?: string;

@@ -24,16 +24,22 @@ describe('RunsModule options (spec 03 §10)', () => {
   const runners = [new RegistryRunnerDouble()];
 
   it('passes the registry settings and the runners to the registry', () => {
-    const resolveUserId = () => 'u';
-    const resolved = resolveRunsModuleOptions({ runners, registry: { maxRuns: 5, shutdownGraceMs: 0 }, resolveUserId });
+    const authorizeRun = () => true;
+    const resolved = resolveRunsModuleOptions({ runners, registry: { maxRuns: 5, shutdownGraceMs: 0 }, resolvePrincipal: () => ({ id: 'u' }), authorizeRun });
     expect(resolved.registry).toEqual({ runners, maxRuns: 5, shutdownGraceMs: 0 });
-    expect(resolved.resolveUserId).toBe(resolveUserId);
+    expect(resolved.authorizeRun).toBe(authorizeRun);
+    expect(resolved.principals.enabled).toBe(true);
+    expect(resolveRunsModuleOptions({ runners }).principals.enabled).toBe(false);
+    expect(resolveRunsModuleOptions({ runners, allowAnonymous: true }).principals.enabled).toBe(true);
   });
 
   it.each([
     ['no runners', {}, { field: 'runners' }],
     ['an unknown key', { runners, extra: 1 }, { field: 'extra' }],
-    ['a resolveUserId that is no function', { runners, resolveUserId: 'alice' }, { field: 'resolveUserId' }],
+    ['a resolvePrincipal that is no function', { runners, resolvePrincipal: 'alice' }, { field: 'resolvePrincipal' }],
+    ['an allowAnonymous that is no boolean', { runners, allowAnonymous: 'yes' }, { field: 'allowAnonymous' }],
+    ['an authorizeRun that is no function', { runners, authorizeRun: {} }, { field: 'authorizeRun' }],
+    ['the removed resolveUserId', { runners, resolveUserId: () => 'u' }, { field: 'resolveUserId' }],
     ['a registry that is no object', { runners, registry: [] }, { field: 'registry' }],
     ['a bad registry setting', { runners, registry: { maxRuns: 0 } }, { field: 'registry.maxRuns' }],
     ['runners inside registry', { runners, registry: { runners } }, { field: 'registry.runners' }],

@@ -4,8 +4,9 @@ import { AgentRuntimeExceptionFilter } from '../../http/agent-runtime-exception.
 import { JsonOnly } from '../../http/json-only.guard';
 import { AgentRuntimeError } from '../../shared/errors/agent-runtime-error';
 import { systemClock } from '../../shared/time/clock';
-import { isValidId } from '../../shared/ids/id-rule';
+import type { Principal } from '../../http/principal';
 import { pipeRunEvents, SSE_HEADERS } from './run-events-sse';
+import { RunAccess, type RunAction } from './run-access';
 import { RunRegistry } from './run-registry';
 import type { RunStarted, RunStatusRecord } from './run-registry.types';
 import { invalidRunRequest } from './run-registry-request';
@@ -16,29 +17,41 @@ import { RUNS_MODULE_OPTIONS, type ResolvedRunsModuleOptions } from './runs-modu
 const SEQ = /^\d{1,15}$/;
 
 /**
- * The run routes (spec 03 §10). Requests never own a run: they start, read, follow, cancel and
- * confirm runs the {@link RunRegistry} owns, so a client that goes away (also from the event stream)
- * changes nothing about the run. Errors answer `{status_code, error, code, details?}` through the
- * package's exception filter, applied here so the routes answer so in any application. Their
- * POSTs read `application/json` only (415 `unsupported_media_type` otherwise, before anything is created).
+ * The run routes (spec 03 §10). Requests never own a run's execution: they start, read, follow,
+ * cancel and confirm runs the {@link RunRegistry} owns, so a client that goes away (also from the
+ * event stream) changes nothing about the run. Each run belongs to the principal that started it
+ * (the module's `resolvePrincipal`), who is also its user; any other principal acts on it only when
+ * `authorizeRun` allows, and is otherwise answered 404 `run_not_found`. Without a resolver (and
+ * without `allowAnonymous`) every route answers 404; a request without a principal answers 401
+ * `unauthenticated`. Errors answer `{status_code, error, code, details?}` through the package's
+ * exception filter, applied here so the routes answer so in any application. Their POSTs read
+ * `application/json` only (415 `unsupported_media_type` otherwise, before anything is created).
  */
 @Controller('runs')
 @UseFilters(AgentRuntimeExceptionFilter)
 @JsonOnly()
 export class RunsController {
+  private readonly access: RunAccess;
+
   constructor(
     @Inject(RunRegistry) private readonly registry: RunRegistry,
     @Inject(RUNS_MODULE_OPTIONS) private readonly options: ResolvedRunsModuleOptions,
-  ) {}
+  ) {
+    this.access = new RunAccess(options.authorizeRun);
+  }
 
-  /** 202 `{run_id, session_id}` as soon as the run is recorded; it is admitted and executed in the background. */
+  /**
+   * 202 `{run_id, session_id}` as soon as the run is recorded; it is admitted and executed in the
+   * background. The caller's principal owns the run and is its user (a body `user_id` is refused).
+   */
   @Post()
   @HttpCode(202)
-  async start(@Body(new RunBodyPipe()) body: StartRunBody, @Req() request: unknown): Promise<RunStarted> {
-    const userId = await this.userIdOf(request, body.user_id);
+  async start(@Req() request: unknown, @Body(new RunBodyPipe()) body: StartRunBody): Promise<RunStarted> {
+    const principal = await this.principalOf(request);
     return this.registry.start({
       agent: body.agent,
-      userId: userId as string,
+      userId: principal.id,
+      owner: principal.id,
       message: body.message,
       ...(body.session_id === undefined ? {} : { sessionId: body.session_id }),
       ...(body.durable === undefined ? {} : { durable: body.durable }),
@@ -46,7 +59,8 @@ export class RunsController {
   }
 
   @Get(':id')
-  get(@Param('id') runId: string): Promise<RunStatusRecord> {
+  async get(@Req() request: unknown, @Param('id') runId: string): Promise<RunStatusRecord> {
+    await this.allowed(request, 'read', runId);
     return this.registry.get(runId);
   }
 
@@ -57,7 +71,8 @@ export class RunsController {
    * before the stream opens.
    */
   @Get(':id/events')
-  async events(@Param('id') runId: string, @Headers('last-event-id') lastEventId: unknown, @Query('after_seq') afterSeq: unknown, @Res() response: unknown): Promise<void> {
+  async events(@Req() request: unknown, @Param('id') runId: string, @Headers('last-event-id') lastEventId: unknown, @Query('after_seq') afterSeq: unknown, @Res() response: unknown): Promise<void> {
+    await this.allowed(request, 'follow', runId);
     const position = replayPosition(lastEventId, afterSeq);
     const subscription = this.registry.subscribe(runId, { afterSeq: position.seq });
     await subscription.ready().catch((error: unknown) => Promise.reject(positionNamed(error, position.field)));
@@ -70,23 +85,28 @@ export class RunsController {
   /** 202 with the status record; `{reason?}` of 1..128 characters, default `'cancelled'`. */
   @Post(':id/cancel')
   @HttpCode(202)
-  cancel(@Param('id') runId: string, @Body(new RunBodyPipe(true)) body: CancelRunBody): Promise<RunStatusRecord> {
+  async cancel(@Req() request: unknown, @Param('id') runId: string, @Body(new RunBodyPipe(true)) body: CancelRunBody): Promise<RunStatusRecord> {
+    await this.allowed(request, 'cancel', runId);
     return this.registry.cancel(runId, body.reason ?? 'cancelled');
   }
 
   /** 202 with the status record once the decision is accepted; the resume runs in the background. */
   @Post(':id/confirmations/:callId')
   @HttpCode(202)
-  confirm(@Param('id') runId: string, @Param('callId') callId: string, @Body(new RunBodyPipe()) body: ConfirmationBody): Promise<RunStatusRecord> {
-    return this.registry.confirm(runId, callId, body.payload === undefined ? { confirmed: body.confirmed } : { confirmed: body.confirmed, payload: body.payload });
+  async confirm(@Req() request: unknown, @Param('id') runId: string, @Param('callId') callId: string, @Body(new RunBodyPipe()) body: ConfirmationBody): Promise<RunStatusRecord> {
+    const approver = await this.allowed(request, 'confirm', runId);
+    return this.registry.confirm(runId, callId, body.payload === undefined ? { confirmed: body.confirmed } : { confirmed: body.confirmed, payload: body.payload }, approver.id);
   }
 
-  private async userIdOf(request: unknown, given: string | undefined): Promise<string | undefined> {
-    const resolve = this.options.resolveUserId;
-    if (!resolve) return given;
-    const userId = await resolve(request);
-    if (!isValidId(userId)) throw invalidRunRequest('user_id');
-    return userId;
+  private principalOf(request: unknown): Promise<Principal> {
+    return this.options.principals.principalOf(request);
+  }
+
+  /** The request's principal when it may do `action` on the run; `run_not_found` otherwise. */
+  private async allowed(request: unknown, action: RunAction, runId: string): Promise<Principal> {
+    const principal = await this.principalOf(request);
+    await this.access.check(principal, action, await this.registry.owned(runId));
+    return principal;
   }
 }
 

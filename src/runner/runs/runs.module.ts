@@ -58,7 +58,9 @@ const registryProvider: Provider = {
 
 /**
  * Global module providing the `RunRegistry` (which owns every run), the `RunStore` it keeps runs in,
- * `RunsController` (the `/runs` routes of spec 03 §10) and `RunsHealthIndicator`. When the app imports
+ * `RunsController` (the `/runs` routes of spec 03 §10; each run belongs to the principal `resolvePrincipal`
+ * gives, others act on it only as `authorizeRun` allows, and without a resolver the routes answer 404)
+ * and `RunsHealthIndicator`. When the app imports
  * `EventEmitterModule`, every run reports `agent_runtime.runner.invocation` on the app's `EventEmitter2`
  * (what `MetricsModule` counts) without any option: the registry hands it to the Runner as the run
  * request's `events`, and a Runner's own `events` option, or `registry.events`, wins. Bad options stop
@@ -69,7 +71,7 @@ const registryProvider: Provider = {
  * @example
  * RunsModule.forRootAsync({
  *   inject: [SupportAgentFactory],
- *   useFactory: (agents: SupportAgentFactory) => ({ runners: [agents.runner()], resolveUserId: (req) => userOf(req) }),
+ *   useFactory: (agents: SupportAgentFactory) => ({ runners: [agents.runner()], resolvePrincipal: (req) => principalOf(req) }),
  *   store: PostgresRunStoreProvider, // cluster mode; without it runs live in this process
  * })
  */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { AS_ALICE } from '../../e2e/support/reference-service';
 import { HttpClient } from '../../e2e/support/http-client';
 
 /** The compiled reference service (the Jest global setup builds the package first). */
@@ -51,7 +52,7 @@ export async function startClusterNode(databaseUrl: string, instanceId: string, 
     instanceId,
     pid: child.pid as number,
     port,
-    http: new HttpClient(`http://127.0.0.1:${port}`),
+    http: new HttpClient(`http://127.0.0.1:${port}`, AS_ALICE),
     lines,
     kill: async () => {
       child.kill('SIGKILL');

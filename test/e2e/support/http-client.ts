@@ -37,12 +37,16 @@ export class HttpClient {
   private readonly open = new Set<http.ClientRequest>();
   private readonly keepAliveAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-  constructor(readonly baseUrl: string) {}
+  /** `defaultHeaders` go with every request unless the request names the same header. */
+  constructor(
+    readonly baseUrl: string,
+    private readonly defaultHeaders: Record<string, string> = {},
+  ) {}
 
   send(path: string, options: SendOptions = {}): PendingRequest {
     const payload =
       options.body === undefined ? undefined : typeof options.body === 'string' || Buffer.isBuffer(options.body) ? options.body : JSON.stringify(options.body);
-    const headers: Record<string, string | number> = { ...options.headers };
+    const headers: Record<string, string | number> = { ...this.defaultHeaders, ...options.headers };
     if (payload !== undefined) {
       headers['content-type'] ??= 'application/json';
       headers['content-length'] = Buffer.byteLength(payload);

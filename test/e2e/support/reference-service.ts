@@ -7,6 +7,11 @@ import { HttpClient } from './http-client';
 import { createFreshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import type { RecordingLogger } from './harness';
 
+/** The demo users' headers (the reference service's default `REFERENCE_USERS`); `http` sends alice's unless told otherwise. */
+export const AS_ALICE = Object.freeze({ authorization: 'Bearer alice-token' });
+export const AS_BOB = Object.freeze({ authorization: 'Bearer bob-token' });
+export const AS_OPERATOR = Object.freeze({ authorization: 'Bearer operator-token' });
+
 /** A running reference service: the app, a client on its socket, and how to stop it. */
 export interface ReferenceService {
   readonly app: INestApplication;
@@ -28,7 +33,7 @@ export async function startReferenceService(
   const app = moduleRef.createNestApplication({ logger, forceCloseConnections: true });
   setUpReferenceApp(app);
   await app.listen(0, '127.0.0.1');
-  return { app, http: new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`) };
+  return { app, http: new HttpClient(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`, AS_ALICE) };
 }
 
 /**

@@ -118,7 +118,7 @@ function appModule(options: MetricsAppOptions): DynamicModule {
       EventEmitterModule.forRoot(),
       AdmissionModule.forRoot(options.admission ?? { globalLimit: 20_000, agentLimits: { [AGENT]: 1 }, overflow: 'queue', maxQueue: 8 }),
       RuntimePolicyModule.forRoot({ policy: options.policy ?? { agents: { allow: [AGENT] }, tools: { allow: ['search'] } } }),
-      TraceStoreModule.forRoot({ resolvePrincipal: () => principal }),
+      TraceStoreModule.forRoot({ resolvePrincipal: () => ({ id: principal }) }),
       RunsModule.forRootAsync({
         inject: [ADMISSION_SERVICE, RuntimePolicy, EventEmitter2, TraceStore],
         useFactory: (admission: AdmissionService, policy: RuntimePolicy, events: EventEmitter2, store: TraceStore) => ({

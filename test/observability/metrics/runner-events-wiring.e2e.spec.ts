@@ -37,7 +37,7 @@ class WiredApp {
 
   /** `POST /runs`, then `GET /runs/:id` until the run finished; its final status. */
   async runOnce(): Promise<string> {
-    const started = await fetch(`${this.baseUrl}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: AGENT, user_id: 'user-1', message: 'hello' }) });
+    const started = await fetch(`${this.baseUrl}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ agent: AGENT, message: 'hello' }) });
     expect(started.status).toBe(202);
     const { run_id: runId } = (await started.json()) as { run_id: string };
     for (let attempt = 0; attempt < 500; attempt++) {
@@ -65,7 +65,7 @@ function appModule(runner: Runner, registryEvents: TelemetrySink | undefined): D
   class WiringTestAppModule {}
   return {
     module: WiringTestAppModule,
-    imports: [EventEmitterModule.forRoot(), RunsModule.forRootAsync({ useFactory: () => ({ runners: [runner], ...(registryEvents ? { registry: { events: registryEvents } } : {}) }) }), MetricsModule.forRoot()],
+    imports: [EventEmitterModule.forRoot(), RunsModule.forRootAsync({ useFactory: () => ({ runners: [runner], resolvePrincipal: () => ({ id: 'user-1' }), ...(registryEvents ? { registry: { events: registryEvents } } : {}) }) }), MetricsModule.forRoot()],
   };
 }
 

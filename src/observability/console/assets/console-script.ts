@@ -116,7 +116,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
 
   function renderDenials(denials) {
     var items = denials.status === 'ok' ? denials.items : [];
-    setText(byId('denials-empty'), denials.status === 'ok' ? 'No denials recorded.' : denials.status === 'unavailable' ? 'The audit log cannot be read right now.' : 'No Postgres audit log is configured.');
+    setText(byId('denials-empty'), denials.status === 'ok' ? 'No denials recorded.' : denials.status === 'unavailable' ? 'The audit log cannot be read right now.' : denials.status === 'not_shown' ? 'Denials are shown to operators only.' : 'No Postgres audit log is configured.');
     fillTable('denials', 'denials-empty', items.map(function (denial) {
       var tr = document.createElement('tr');
       tr.appendChild(cell(time(denial.decided_at_ms)));

@@ -1,8 +1,11 @@
+import type { OwnedRun } from '../run-access';
 import type { RunStatus, RunStatusRecord, RunStreamItem } from '../run-registry.types';
 
 /** A run as the store keeps it: the status record plus what a resume or cancel needs. */
 export interface StoredRun extends RunStatusRecord {
   readonly user_id: string;
+  /** The id of the principal that started the run; `null` for a run started without one. */
+  readonly owner_principal: string | null;
   readonly durable: boolean;
 }
 
@@ -126,4 +129,9 @@ export function statusRecord(run: StoredRun): RunStatusRecord {
     last_seq: run.last_seq,
     error: run.error,
   });
+}
+
+/** The status record with the run's owner principal, for access checks and the console. */
+export function ownedRecord(run: StoredRun): OwnedRun {
+  return Object.freeze({ ...statusRecord(run), owner_principal: run.owner_principal });
 }

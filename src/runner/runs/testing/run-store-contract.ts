@@ -25,6 +25,7 @@ export function storedRun(runId: string, overrides: Partial<StoredRun> = {}): St
     last_seq: 0,
     error: null,
     user_id: 'u-1',
+    owner_principal: 'p-1',
     durable: false,
     ...overrides,
   };
@@ -55,7 +56,7 @@ export function describeRunStoreContract(name: string, open: () => Promise<RunSt
 
     it('stores a frozen copy and reads it back', async () => {
       const runId = id();
-      const given = storedRun(runId, { durable: true, user_id: 'u-2' });
+      const given = storedRun(runId, { durable: true, user_id: 'u-2', owner_principal: 'p-2' });
       expect(await store.create(given, { maxRuns: 4 })).toBe(true);
       const stored = await store.get(runId);
       expect(stored).toEqual(given);

@@ -13,7 +13,7 @@ const UNFINISHED = "ARRAY['pending'::text, 'running'::text, 'paused'::text]";
 const FINISHED = "ARRAY['completed'::text, 'failed'::text, 'cancelled'::text, 'timed_out'::text]";
 const STATUSES = "ARRAY['pending'::text, 'running'::text, 'paused'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'timed_out'::text]";
 
-/** What the store needs of `agent_runtime_runs`, as migration 1765000000002 creates it. */
+/** What the store needs of `agent_runtime_runs`, as migration 1765000000002 creates it and 1765100000000 adds `owner_principal` to. */
 export const RUNS_TABLE_SPEC: TableSpec = defineTableSpec({
   name: RUNS_TABLE,
   columns: [
@@ -31,6 +31,7 @@ export const RUNS_TABLE_SPEC: TableSpec = defineTableSpec({
     { name: 'updated_at_ms', ...requiredBigint },
     { name: 'last_item_seq', type: 'integer', nullable: false, default: '0' },
     { name: 'oldest_item_seq', type: 'integer', nullable: false, default: '1' },
+    { name: 'owner_principal', ...optionalText },
   ],
   primaryKey: ['run_id'],
   indexes: [

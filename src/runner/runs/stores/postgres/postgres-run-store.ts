@@ -158,6 +158,7 @@ export class PostgresRunStore implements RunStore {
         run.created_at_ms,
         run.updated_at_ms,
         this.instanceId,
+        run.owner_principal,
       ]);
       return true;
     });

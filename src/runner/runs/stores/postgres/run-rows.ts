@@ -27,6 +27,7 @@ export function runRowOf(row: Record<string, unknown>): RunRow {
     last_seq: Number(row.last_item_seq),
     error: row.error_json === null ? null : (decodeJson(row.error_json as string) as RunError),
     user_id: row.user_id as string,
+    owner_principal: (row.owner_principal as string | null) ?? null,
     durable: row.durable === true,
   });
   return { run, owner_instance: (row.owner_instance as string | null) ?? null, oldest_item_seq: Number(row.oldest_item_seq) };

@@ -41,7 +41,7 @@ export interface RunStatements {
 
 /** Columns of a run as `runOf` reads them. */
 const runColumns = (t: string) =>
-  `${t}.run_id, ${t}.agent, ${t}.user_id, ${t}.session_id, ${t}.invocation_id, ${t}.status, ${t}.pending_call_ids::text AS pending_json,
+  `${t}.run_id, ${t}.agent, ${t}.user_id, ${t}.owner_principal, ${t}.session_id, ${t}.invocation_id, ${t}.status, ${t}.pending_call_ids::text AS pending_json,
    ${t}.error::text AS error_json, ${t}.owner_instance, ${t}.durable, ${t}.created_at_ms, ${t}.updated_at_ms, ${t}.last_item_seq, ${t}.oldest_item_seq`;
 
 /** Builds the statements; `runs` and `items` are qualified names whose parts are validated identifiers. */
@@ -56,8 +56,8 @@ export function runStatements(runs: string, items: string): RunStatements {
         RETURNING d.run_id)
       ${announceGone}`,
     insert: `INSERT INTO ${runs} (run_id, agent, user_id, session_id, invocation_id, status, pending_call_ids, error, durable, created_at_ms, updated_at_ms,
-        last_item_seq, oldest_item_seq, owner_instance)
-      VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, $8::jsonb, $9::boolean, $10::bigint, $11::bigint, 0, 1, $12::text)`,
+        last_item_seq, oldest_item_seq, owner_instance, owner_principal)
+      VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, $8::jsonb, $9::boolean, $10::bigint, $11::bigint, 0, 1, $12::text, $13::text)`,
     get: `SELECT ${runColumns('r')} FROM ${runs} AS r WHERE r.run_id = $1::text`,
     lock: `SELECT ${runColumns('r')} FROM ${runs} AS r WHERE r.run_id = $1::text FOR UPDATE`,
     update: `UPDATE ${runs} SET status = $2::text, invocation_id = $3::text, pending_call_ids = $4::jsonb, error = $5::jsonb, owner_instance = $6::text,
