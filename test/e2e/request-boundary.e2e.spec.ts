@@ -10,15 +10,16 @@ import { parseExposition, seriesOf } from '../../src/observability/metrics/testi
 import { RunRegistry } from '../../src/runner/runs/run-registry';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import { RecordingLogger } from './support/harness';
-import { startReferenceService, type ReferenceService } from './support/reference-service';
+import { AS_ALICE, startReferenceService, type ReferenceService } from './support/reference-service';
 
 const UNSUPPORTED = { status_code: 415, error: 'Unsupported Media Type', code: 'unsupported_media_type' };
-const RUN_BODY = { agent: 'operator', user_id: 'alice', message: 'Clear the cache and deploy the api', durable: true };
+const RUN_BODY = { agent: 'operator', message: 'Clear the cache and deploy the api', durable: true };
 const CANARY = 'canary-7c41-secret';
 
 /** A request as a browser or an attacker sends it: `fetch`, so no header is added but the ones given (a byte body gets no `Content-Type`). */
 async function send(base: string, method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
-  const response = await fetch(new URL(path, base), { method, body, headers });
+  // as alice: the content-type rule answers before anything else, the principal check included
+  const response = await fetch(new URL(path, base), { method, body, headers: { ...AS_ALICE, ...headers } });
   const text = await response.text();
   let parsed: unknown;
   try {
@@ -94,7 +95,7 @@ describe('the request boundary of the reference service (issue 22, items 5 and 7
     expect(after.admission).not.toEqual(before.admission);
   });
 
-  const form = ['application/x-www-form-urlencoded', `agent=operator&user_id=alice&message=${CANARY}&confirmed=true&work_ms=1&prompt=${CANARY}`];
+  const form = ['application/x-www-form-urlencoded', `agent=operator&message=${CANARY}&confirmed=true&work_ms=1&prompt=${CANARY}`];
   const textPlain = ['text/plain', JSON.stringify({ ...RUN_BODY, message: CANARY, confirmed: true, prompt: CANARY, job_id: 'x' })];
   const multipart = ['multipart/form-data; boundary=b', `--b\r\nContent-Disposition: form-data; name="message"\r\n\r\n${CANARY}\r\n--b--\r\n`];
   const mutatingRoutes = (): Array<[string, string]> => [
@@ -142,9 +143,9 @@ describe('the request boundary of the reference service (issue 22, items 5 and 7
   });
 
   it.each([
-    ['U+0000 in a string message', `{"agent":"operator","user_id":"alice","durable":true,"message":"a\\u0000${CANARY}"}`],
-    ['U+0000 in a Content part', `{"agent":"operator","user_id":"alice","durable":true,"message":{"role":"user","parts":[{"data":{"k\\u0000":"${CANARY}"}}]}}`],
-    ['a lone surrogate', `{"agent":"operator","user_id":"alice","durable":true,"message":"\\ud800${CANARY}"}`],
+    ['U+0000 in a string message', `{"agent":"operator","durable":true,"message":"a\\u0000${CANARY}"}`],
+    ['U+0000 in a Content part', `{"agent":"operator","durable":true,"message":{"role":"user","parts":[{"data":{"k\\u0000":"${CANARY}"}}]}}`],
+    ['a lone surrogate', `{"agent":"operator","durable":true,"message":"\\ud800${CANARY}"}`],
   ])('refuses a POST /runs message with %s: 400 {field: message}, no run, no ledger row, no admission', async (_what, body) => {
     const before = await footprint();
     const answer = await send(base, 'POST', '/runs', body, { 'content-type': 'application/json' });
