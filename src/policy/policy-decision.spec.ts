@@ -242,6 +242,9 @@ describe('§5 decision record', () => {
         { ...copyOf(d), subject_digest: '0'.repeat(16) },
         { ...copyOf(d), subject: 'unknown_tool', subject_digest: '0'.repeat(64) },
         { ...copyOf(d), subject: 'unknown_tool', subject_digest: 'ABCDEF0123456789' },
+        (({ approved_by: _, ...rest }) => rest)(copyOf(d)),
+        { ...copyOf(d), approved_by: '' },
+        { ...copyOf(d), approved_by: 1 },
       ];
       for (const variant of variants) expect(isPolicyDecision(variant)).toBe(false);
       expect(isPolicyDecision(new Proxy(d, {}))).toBe(false);

@@ -33,6 +33,8 @@ export interface DecisionFacts {
   readonly subject: string;
   /** The digest of an undeclared tool name (subject `'unknown_tool'`), else `null`. */
   readonly subjectDigest: string | null;
+  /** The principal id of whoever approved the call (a confirmed tool call), else `null`. */
+  readonly approvedBy: string | null;
   readonly reason: PolicyReason;
   readonly budgetKind: PolicyBudgetKind;
   readonly measuredBytes: number | null;
@@ -50,7 +52,7 @@ function decidedAtMs(clock: Clock): number {
   return systemClock.wallNow();
 }
 
-/** The `schema_version` of the decisions this release builds (2 added `subject_digest`). */
+/** The `schema_version` of the decisions this release builds (2 added `subject_digest` and `approved_by`). */
 export const DECISION_SCHEMA_VERSION = 2;
 
 /** Builds the deep-frozen decision record of spec 02 §5, digest included. */
@@ -69,6 +71,7 @@ export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecisio
     operation: facts.operation,
     subject: facts.subject,
     subject_digest: facts.subjectDigest,
+    approved_by: facts.approvedBy,
     outcome,
     reason: facts.reason,
     budget,
@@ -80,12 +83,12 @@ export function buildDecision(facts: DecisionFacts, clock: Clock): PolicyDecisio
  * `canonicalJson` of the record {@link buildDecision} builds (without its digest), written directly:
  * its keys are fixed and listed here in canonical order, `decided_at_ms` and the budget figures are
  * safe integers (or `null`), and its strings are tags, hex digits (or `null`), the decision id and two
- * validated, well-formed names, whose `JSON.stringify` form is their canonical form. Checked against
+ * validated, well-formed names and an approver id, whose `JSON.stringify` form is their canonical form. Checked against
  * `canonicalJson` in the tests.
  */
 export function canonicalRecordJson(facts: DecisionFacts, decisionId: string, decidedAt: number, outcome: PolicyOutcome): string {
   return (
-    `{"budget":{"kind":"${facts.budgetKind}","limit_bytes":${facts.limitBytes},"measured_bytes":${facts.measuredBytes}},` +
+    `{"approved_by":${facts.approvedBy === null ? 'null' : JSON.stringify(facts.approvedBy)},"budget":{"kind":"${facts.budgetKind}","limit_bytes":${facts.limitBytes},"measured_bytes":${facts.measuredBytes}},` +
     `"decided_at_ms":${decidedAt},"decision_id":"${decisionId}","operation":"${facts.operation}","outcome":"${outcome}",` +
     `"policy_fingerprint":"${facts.policyFingerprint}","policy_id":${JSON.stringify(facts.policyId)},` +
     `"reason":"${facts.reason}","schema_version":${DECISION_SCHEMA_VERSION},"subject":${JSON.stringify(facts.subject)},` +
@@ -93,7 +96,7 @@ export function canonicalRecordJson(facts: DecisionFacts, decisionId: string, de
   );
 }
 
-/** The keys of a schema 1 record, written by releases before `subject_digest`; such records still verify. */
+/** The keys of a schema 1 record, written by releases before `subject_digest` and `approved_by`; such records still verify. */
 const DECISION_KEYS_V1 = [
   'schema_version',
   'decision_id',
@@ -107,7 +110,7 @@ const DECISION_KEYS_V1 = [
   'budget',
   'decision_digest',
 ] as const;
-const DECISION_KEYS = [...DECISION_KEYS_V1, 'subject_digest'] as const;
+const DECISION_KEYS = [...DECISION_KEYS_V1, 'subject_digest', 'approved_by'] as const;
 const BUDGET_KEYS = ['kind', 'measured_bytes', 'limit_bytes'] as const;
 
 const DECISION_ID = /^decision-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -150,15 +153,21 @@ function isOperation(value: unknown): value is PolicyOperation {
 /**
  * True when `value` has the shape of a decision record of spec 02 §5 as this release builds it
  * (`schema_version` 2): exactly its keys as own data properties, each of the right type, and a
- * reason, outcome, budget kind, measured size and subject digest that fit together. The digest is
+ * reason, outcome, budget kind, measured size, subject digest and approver that fit together. The digest is
  * checked by {@link verifyDecisionDigest}, not here. Runs no user code.
  */
 export function isPolicyDecision(value: unknown): value is PolicyDecision {
   const d = exactRecord(value, DECISION_KEYS);
-  return d !== null && d.schema_version === DECISION_SCHEMA_VERSION && hasCommonShape(d) && subjectDigestFits(d.operation, d.subject, d.subject_digest);
+  return (
+    d !== null &&
+    d.schema_version === DECISION_SCHEMA_VERSION &&
+    hasCommonShape(d) &&
+    subjectDigestFits(d.operation, d.subject, d.subject_digest) &&
+    approverFits(d.operation, d.approved_by)
+  );
 }
 
-/** A record of an earlier release: `schema_version` 1, without `subject_digest`. */
+/** A record of an earlier release: `schema_version` 1, without `subject_digest` and `approved_by`. */
 function isSchemaOneDecision(value: unknown): boolean {
   const d = exactRecord(value, DECISION_KEYS_V1);
   return d !== null && d.schema_version === 1 && hasCommonShape(d);
@@ -168,6 +177,11 @@ function isSchemaOneDecision(value: unknown): boolean {
 function subjectDigestFits(operation: unknown, subject: unknown, digest: unknown): boolean {
   if (digest === null) return true;
   return operation === 'tool_call' && subject === UNKNOWN_TOOL_SUBJECT && typeof digest === 'string' && NAME_DIGEST.test(digest);
+}
+
+/** `approved_by` is `null` or a principal id, and only a tool call is ever approved. */
+function approverFits(operation: unknown, approver: unknown): boolean {
+  return approver === null || (operation === 'tool_call' && isValidId(approver));
 }
 
 /** The checks every schema version shares. */
@@ -202,7 +216,7 @@ function hasCommonShape(d: Record<(typeof DECISION_KEYS_V1)[number], unknown>): 
 
 /**
  * Recomputes `decision_digest`: true when `decision` is a decision record ({@link isPolicyDecision},
- * or a `schema_version` 1 record an earlier release wrote, without `subject_digest`) whose digest
+ * or a `schema_version` 1 record an earlier release wrote, without `subject_digest` and `approved_by`) whose digest
  * equals the SHA-256 of the canonical JSON of the record without that key. False for anything else;
  * never throws and runs no user code. A digest detects corruption of one decision; it proves nothing
  * about who wrote it.

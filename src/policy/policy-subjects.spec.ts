@@ -14,9 +14,9 @@ const policy = RuntimePolicy.compile({
   maxArgumentBytes: 10,
 });
 
-/** A record as a release before `subject_digest` wrote it: schema 1, its digest over those keys. */
+/** A record as a release before `subject_digest` and `approved_by` wrote it: schema 1, its digest over those keys. */
 function schemaOneRecord(decision: PolicyDecision): Record<string, unknown> {
-  const { decision_digest: _digest, subject_digest: _subjectDigest, ...rest } = decision;
+  const { decision_digest: _digest, subject_digest: _subjectDigest, approved_by: _approvedBy, ...rest } = decision;
   const record = { ...rest, schema_version: 1 };
   return { ...record, decision_digest: sha256Hex(canonicalJson(record)) };
 }

@@ -4,6 +4,7 @@ import { emitSafely, type TelemetrySink } from '../telemetry/telemetry-sink';
 import { AGENT_CHECK, CONTENT_CHECK, evaluateCheck, limitOf, TOOL_CHECK, UNDECLARED_TOOL_CHECK, type PolicyCheck, type Verdict } from './policy-checks';
 import { buildDecision, INVALID_POLICY_FINGERPRINT, INVALID_POLICY_ID, INVALID_SUBJECT } from './policy-decision';
 import { isValidSubject, undeclaredNameDigest, UNKNOWN_TOOL_SUBJECT } from './policy-name';
+import { isValidId } from '../shared/ids/id-rule';
 import { compilePolicySpec, type CompiledPolicySpec, type RuntimePolicySpec } from './runtime-policy-compiler';
 import { RuntimePolicyError } from './runtime-policy.errors';
 import type {
@@ -37,9 +38,9 @@ const SCREENED: Readonly<Record<ScreenedCheck, PolicyCheck>> = Object.freeze({
  * Package-internal: one check of a compiled `policy` that builds the decision record only for a
  * denial. An allow answers `null` after emitting the same telemetry event, so a caller that records
  * only denials (the Runner, spec 03 §6.11) does not pay for an id, a canonical text and a digest
- * nobody reads.
+ * nobody reads. `approvedBy` (a confirmed tool call's approver) goes on a `'tool'` decision only.
  */
-export let screenCheck: (policy: RuntimePolicy, check: ScreenedCheck, subject: unknown, value: unknown) => PolicyDecision | null;
+export let screenCheck: (policy: RuntimePolicy, check: ScreenedCheck, subject: unknown, value: unknown, approvedBy?: string) => PolicyDecision | null;
 
 /** Only `compile` and `withDeps` hold it, so no other code can construct a policy. */
 const CONSTRUCT = Symbol('RuntimePolicy.construct');
@@ -108,10 +109,14 @@ export class RuntimePolicy {
     return this.#check(AGENT_CHECK, agentId, content);
   }
 
-  /** May tool `toolName` be called with `args`? Rules `tools`, budget `maxArgumentBytes` by `measure`. */
-  checkTool(toolName: unknown, args: unknown): PolicyDecision {
-    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(TOOL_CHECK, toolName);
-    return this.#check(TOOL_CHECK, toolName, args);
+  /**
+   * May tool `toolName` be called with `args`? Rules `tools`, budget `maxArgumentBytes` by `measure`.
+   * `approvedBy`, the principal id of whoever confirmed the call, is recorded as the decision's
+   * `approved_by` (it decides nothing); omitted, or not a valid id, it is `null`.
+   */
+  checkTool(toolName: unknown, args: unknown, approvedBy?: string): PolicyDecision {
+    if (!RuntimePolicy.isRuntimePolicy(this)) return invalidPolicyDecision(TOOL_CHECK, toolName, approverOf(approvedBy));
+    return this.#check(TOOL_CHECK, toolName, args, approverOf(approvedBy));
   }
 
   /**
@@ -134,14 +139,14 @@ export class RuntimePolicy {
   }
 
   static {
-    screenCheck = (policy, check, subject, value) => policy.#screen(SCREENED[check], subject, value);
+    screenCheck = (policy, check, subject, value, approvedBy) => policy.#screen(SCREENED[check], subject, value, check === 'tool' ? approverOf(approvedBy) : null);
   }
 
-  #screen(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision | null {
+  #screen(check: PolicyCheck, subject: unknown, value: unknown, approvedBy: string | null): PolicyDecision | null {
     const spec = this.#spec;
     const verdict = evaluateCheck(check, spec, subject, value);
     if (verdict.reason !== 'allowed') {
-      const decision = decide(check, verdict, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
+      const decision = decide(check, verdict, approvedBy, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
       if (this.#events !== undefined) emitSafely(this.#events, TelemetryEvents.policyDecision, eventOf(decision));
       return decision;
     }
@@ -158,18 +163,24 @@ export class RuntimePolicy {
     return null;
   }
 
-  #check(check: PolicyCheck, subject: unknown, value: unknown): PolicyDecision {
+  #check(check: PolicyCheck, subject: unknown, value: unknown, approvedBy: string | null = null): PolicyDecision {
     const spec = this.#spec;
     const verdict = evaluateCheck(check, spec, subject, value);
-    const decision = decide(check, verdict, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
+    const decision = decide(check, verdict, approvedBy, spec.id, spec.fingerprint, limitOf(check, spec), this.#clock);
     if (this.#events !== undefined) emitSafely(this.#events, TelemetryEvents.policyDecision, eventOf(decision));
     return decision;
   }
 }
 
+/** A valid principal id as it is; anything else (omitted included) as `null`. */
+function approverOf(approvedBy: unknown): string | null {
+  return isValidId(approvedBy) ? approvedBy : null;
+}
+
 function decide(
   check: PolicyCheck,
   verdict: Verdict,
+  approvedBy: string | null,
   policyId: string,
   fingerprint: string,
   limit: number,
@@ -182,6 +193,7 @@ function decide(
       operation: check.operation,
       subject: verdict.subject,
       subjectDigest: verdict.subjectDigest,
+      approvedBy,
       reason: verdict.reason,
       budgetKind: check.budgetKind,
       measuredBytes: verdict.measuredBytes,
@@ -192,7 +204,7 @@ function decide(
 }
 
 /** Step 1 of spec 02 §4: a receiver that is not a compiled policy has no deps, so no event is emitted. */
-function invalidPolicyDecision(check: PolicyCheck, subject: unknown): PolicyDecision {
+function invalidPolicyDecision(check: PolicyCheck, subject: unknown, approvedBy: string | null = null): PolicyDecision {
   const valid = isValidSubject(subject);
   const undeclared = valid && check.undeclared === true;
   const verdict: Verdict = {
@@ -201,7 +213,7 @@ function invalidPolicyDecision(check: PolicyCheck, subject: unknown): PolicyDeci
     reason: 'invalid_policy',
     measuredBytes: null,
   };
-  return decide(check, verdict, INVALID_POLICY_ID, INVALID_POLICY_FINGERPRINT, 0, systemClock);
+  return decide(check, verdict, approvedBy, INVALID_POLICY_ID, INVALID_POLICY_FINGERPRINT, 0, systemClock);
 }
 
 function eventOf(decision: PolicyDecision): PolicyDecisionEvent {

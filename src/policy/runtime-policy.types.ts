@@ -37,7 +37,7 @@ export interface PolicyDecisionBudget {
  * holds arguments, content, credentials, exception text or object handles.
  */
 export interface PolicyDecision {
-  /** 2 since `subject_digest` (records of schema 1 have no such key and still verify). */
+  /** 2 since `subject_digest` and `approved_by` (records of schema 1 have no such key and still verify). */
   readonly schema_version: 2;
   /** `'decision-'` + a lowercase UUIDv7; increasing as strings in issue order within a process. */
   readonly decision_id: string;
@@ -56,6 +56,11 @@ export interface PolicyDecision {
    * UTF-8 bytes, to match repeats of one name; `null` for every other subject.
    */
   readonly subject_digest: string | null;
+  /**
+   * The principal id of whoever approved the call when a tool call is checked again after a human's
+   * confirmation (an identifier, never content); `null` for every other decision.
+   */
+  readonly approved_by: string | null;
   readonly outcome: PolicyOutcome;
   readonly reason: PolicyReason;
   readonly budget: PolicyDecisionBudget;

@@ -75,7 +75,7 @@ export class Runner {
       const release = await takeInvocationTurn(valid.invocationId);
       try {
         const scope = new InvocationScope(options, valid.userId, valid.sessionId, valid.invocationId, valid.runId, valid.events);
-        return yield* invocationStream(scope, resumeBody(scope, { callId: valid.callId, decision: valid.decision, onAdmitted: valid.onAdmitted }), valid.signal);
+        return yield* invocationStream(scope, resumeBody(scope, { callId: valid.callId, decision: valid.decision, confirmedBy: valid.confirmedBy, onAdmitted: valid.onAdmitted }), valid.signal);
       } finally {
         release();
       }

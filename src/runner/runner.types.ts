@@ -111,6 +111,12 @@ export interface ResumeRequest {
   readonly callId?: string;
   readonly confirmed?: boolean;
   readonly payload?: JsonValue;
+  /**
+   * The principal id of whoever answered the confirmation (an identifier, never content; `callId`
+   * required): stored as `confirmed_by` on the answered call's `tool_response` event and as
+   * `approved_by` on the policy decision of its re-check. `RunRegistry.confirm` passes it.
+   */
+  readonly confirmedBy?: string;
   readonly signal?: AbortSignal;
   readonly runId?: string;
   readonly onAdmitted?: (info: { readonly invocation_id: string }) => void;

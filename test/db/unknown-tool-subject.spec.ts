@@ -147,7 +147,7 @@ describe('a tool name the model made up is never recorded (issue 22, item 6)', (
 
   it('rows of decision schema 1, written before subject_digest, still verify beside schema 2 rows and show no digest', async () => {
     const policy = RuntimePolicy.compile({ agents: { allow: 'all' }, tools: { deny: ['shell'] } });
-    const { decision_digest: _digest, subject_digest: _subjectDigest, ...rest } = policy.checkTool('shell', {});
+    const { decision_digest: _digest, subject_digest: _subjectDigest, approved_by: _approvedBy, ...rest } = policy.checkTool('shell', {});
     const record = { ...rest, schema_version: 1 };
     const old = { ...record, decision_digest: sha256Hex(canonicalJson(record)) };
     const json = canonicalJson(old);

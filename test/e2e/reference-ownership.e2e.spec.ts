@@ -55,6 +55,34 @@ describe('the reference service: runs belong to their user (issue 22)', () => {
     await eventually(async () => (await service.http.send(`/runs/${runId}`, { headers: AS_ALICE }).result).body.status === 'completed', 10_000, 'the completion');
   });
 
+  /** The stored session events of a run that has ended, as `GET /runs/:id/events` streams them to `headers`. */
+  async function endedRunEvents(runId: string, headers: Record<string, string>): Promise<any[]> {
+    const stream = await SseConnection.open(service.http.baseUrl, `/runs/${runId}/events`, headers);
+    await stream.ended;
+    return stream.messages.map((message) => JSON.parse(message.data));
+  }
+
+  test("the operator's approval of alice's deploy is recorded with the operator's id; alice's own rejection with hers", async () => {
+    const approved = await pausedRunOfAlice();
+    expect((await service.http.send(`/runs/${approved}/confirmations/deploy-1`, { method: 'POST', body: { confirmed: true }, headers: AS_OPERATOR }).result).status).toBe(202);
+    await eventually(async () => (await service.http.send(`/runs/${approved}`, { headers: AS_ALICE }).result).body.status === 'completed', 10_000, 'the completion');
+    const items = await endedRunEvents(approved, AS_ALICE);
+    expect(items.find((item) => item.type === 'resumed')).toMatchObject({ call_id: 'deploy-1', confirmed_by: 'operator' });
+    const responses = items.filter((item) => item.event?.kind === 'tool_response').map((item) => item.event.content);
+    expect(responses.find((content) => content.call_id === 'deploy-1')).toMatchObject({ response: { success: true }, confirmed_by: 'operator' });
+    // a response nobody confirmed carries no approver, and the denial made before the pause has approved_by null
+    expect(responses.filter((content) => content.call_id !== 'deploy-1').every((content) => !('confirmed_by' in content))).toBe(true);
+    const audits = items.filter((item) => item.event?.kind === 'policy_audit').map((item) => item.event.actions.runtime_policy_decision);
+    expect(audits.length).toBeGreaterThan(0);
+    expect(audits.every((decision) => decision.schema_version === 2 && decision.approved_by === null)).toBe(true);
+
+    const rejected = await pausedRunOfAlice();
+    expect((await service.http.send(`/runs/${rejected}/confirmations/deploy-1`, { method: 'POST', body: { confirmed: false }, headers: AS_ALICE }).result).status).toBe(202);
+    await eventually(async () => (await service.http.send(`/runs/${rejected}`, { headers: AS_ALICE }).result).body.status === 'completed', 10_000, 'the completion');
+    const rejection = (await endedRunEvents(rejected, AS_OPERATOR)).find((item) => item.event?.kind === 'tool_response' && item.event.content.call_id === 'deploy-1');
+    expect(rejection.event.content).toMatchObject({ response: { success: false, error: { kind: 'confirmation_rejected' } }, confirmed_by: 'alice' });
+  });
+
   test('without a token: 401 unauthenticated on the runs and console routes; a token in the console cookie works; user_id in a body is refused', async () => {
     const none = { authorization: '' };
     for (const path of ['/runs/run-unknown', '/console', '/console/events', '/console/audit/verify']) {

@@ -1,5 +1,6 @@
 /** The keys of a decision record (spec 02 §5), sorted: written out here, not read from the code under test. */
 export const DECISION_KEYS = [
+  'approved_by',
   'budget',
   'decided_at_ms',
   'decision_digest',

@@ -56,6 +56,7 @@ export interface ValidResumeRequest {
   readonly invocationId: string;
   readonly callId: string | undefined;
   readonly decision: ConfirmationDecision | undefined;
+  readonly confirmedBy: string | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onAdmitted: ResumeRequest['onAdmitted'];
   readonly runId: string | undefined;
@@ -84,16 +85,17 @@ export function checkResumeInput(options: ResolvedRunnerOptions, input: { confir
 /** Validates `resumeAsync`'s request: ids first, then the decision of a confirmation resume. */
 export function validateResumeRequest(options: ResolvedRunnerOptions, request: unknown): ValidResumeRequest {
   if (typeof request !== 'object' || request === null) throw invalid('request');
-  const { userId, sessionId, invocationId, callId, confirmed, payload, signal, onAdmitted, runId, events } = request as ResumeRequest;
+  const { userId, sessionId, invocationId, callId, confirmed, payload, confirmedBy, signal, onAdmitted, runId, events } = request as ResumeRequest;
   if (!isValidId(userId)) throw invalid('user_id');
   if (!isTokenId(sessionId)) throw invalid('session_id');
   if (!isInvocationId(invocationId)) throw invalid('invocation_id');
   if (callId !== undefined && !isTokenId(callId)) throw invalid('call_id');
   if (!isSignal(signal)) throw invalid('signal');
   if (!isCallback(onAdmitted)) throw invalid('on_admitted');
-  if (callId === undefined && (confirmed !== undefined || payload !== undefined)) throw invalid('call_id');
+  if (callId === undefined && (confirmed !== undefined || payload !== undefined || confirmedBy !== undefined)) throw invalid('call_id');
+  if (confirmedBy !== undefined && !isValidId(confirmedBy)) throw invalid('confirmed_by');
   if (runId !== undefined && !isValidId(runId)) throw invalid('run_id');
   if (!isSink(events)) throw invalid('events');
   const decision = callId === undefined ? undefined : checkResumeInput(options, { confirmed, payload });
-  return { userId, sessionId, invocationId, callId, decision, signal, onAdmitted, runId, events };
+  return { userId, sessionId, invocationId, callId, decision, confirmedBy, signal, onAdmitted, runId, events };
 }

@@ -17,6 +17,8 @@ import type { ToolTurn } from '../tools/tool-turn';
 export interface ResumePlan {
   readonly callId: string | undefined;
   readonly decision: ConfirmationDecision | undefined;
+  /** The approver's principal id, recorded with the answered call. */
+  readonly confirmedBy: string | undefined;
   readonly onAdmitted: InvocationBody['onAdmitted'];
 }
 
@@ -89,5 +91,6 @@ function pausedTurn(scope: InvocationScope, own: readonly SessionEvent[], state:
     stillPending,
     recorded,
     decisions: plan.callId === undefined || plan.decision === undefined ? new Map() : new Map([[plan.callId, plan.decision]]),
+    ...(plan.confirmedBy === undefined ? {} : { confirmedBy: plan.confirmedBy }),
   };
 }

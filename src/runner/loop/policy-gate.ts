@@ -13,12 +13,12 @@ const OPERATIONS: Readonly<Record<ScreenedCheck, PolicyOperation>> = Object.free
 /**
  * One check of the Runner's policy: `null` when allowed, else the deny decision. Its outcome goes to
  * the trace store as `runner.policy.decision` (operation, outcome, reason only). Without a policy,
- * every check passes.
+ * every check passes. `approvedBy` (a confirmed call's approver) goes on a tool call's decision.
  */
-export function checkPolicy(scope: InvocationScope, check: ScreenedCheck, subject: unknown, value: unknown, agent?: string): PolicyDecision | null {
+export function checkPolicy(scope: InvocationScope, check: ScreenedCheck, subject: unknown, value: unknown, agent?: string, approvedBy?: string): PolicyDecision | null {
   const policy = scope.options.policy;
   if (policy === null) return null;
-  const denied = screenCheck(policy, check, subject, value);
+  const denied = screenCheck(policy, check, subject, value, approvedBy);
   traceRunner(scope, 'runner.policy.decision', {
     ...(agent === undefined ? {} : { agent }),
     attributes: { phase: OPERATIONS[check], outcome: denied === null ? 'allow' : 'deny', status: denied === null ? 'allowed' : denied.reason },

@@ -181,7 +181,8 @@ export class RunRegistry {
    * item comes first). Validated before anything changes: `resume_input_required` (`{field}`),
    * `run_not_active` (`{status}`) unless paused, `invocation_not_found` for a call id that is not
    * pending. A resume that fails before it starts executing (admission, say) yields `resume_failed`
-   * and the run is `paused` again. `confirmedBy` (the approver's principal id) goes on the `resumed` item.
+   * and the run is `paused` again. `confirmedBy` (the approver's principal id) goes on the `resumed` item, the
+   * answered call's `tool_response` event (`confirmed_by`) and its re-check's decision (`approved_by`).
    */
   confirm(runId: string, callId: string, input: ConfirmationInput, confirmedBy?: string): Promise<RunStatusRecord> {
     return this.exclusive(runId, async () => {
@@ -204,6 +205,7 @@ export class RunRegistry {
           callId,
           confirmed,
           ...(payload === undefined ? {} : { payload }),
+          ...(isValidId(confirmedBy) ? { confirmedBy } : {}),
           signal,
           runId,
           onAdmitted,

@@ -81,6 +81,7 @@ const invalidArguments = (call: ToolCall, declared: boolean, issues = NOT_AN_OBJ
 /**
  * Steps 4–7 of one call in model order (spec 03 §6.4–6.7): preflight resolution, argument checks,
  * the tool policy check, materialisation of allowed toolset tools, the confirmation requirement.
+ * `confirmedBy` (the approver of `decision`) is recorded on the re-check's decision as `approved_by`.
  */
 export async function prepareCall(
   scope: InvocationScope,
@@ -89,6 +90,7 @@ export async function prepareCall(
   decision: ConfirmationDecision | undefined,
   isSubAgent: boolean,
   span: ToolSpan,
+  confirmedBy?: string,
 ): Promise<PreparedCall> {
   if (decision !== undefined && !decision.confirmed) {
     // the call resolved to a configured tool when it paused
@@ -107,7 +109,7 @@ export async function prepareCall(
   if (issues !== null) return invalidArguments(call, declared, issues);
   const policy = scope.options.policy;
   if (policy !== null) {
-    const checked = checkPolicy(scope, declared ? 'tool' : 'undeclared_tool', call.name, args);
+    const checked = checkPolicy(scope, declared ? 'tool' : 'undeclared_tool', call.name, args, undefined, confirmedBy);
     span.policy('tool_call', checked);
     if (checked !== null) return { kind: 'answer', call, response: denialRecord(checked), barrier: true, outcome: 'denied', denial: checked, declared };
   }

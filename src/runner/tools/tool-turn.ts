@@ -17,6 +17,8 @@ export interface ToolTurn {
   readonly calls: readonly ToolCall[];
   /** Human decisions by call id (a resume). */
   readonly decisions?: ReadonlyMap<string, ConfirmationDecision>;
+  /** The principal id of whoever made those decisions, recorded with each answered call. */
+  readonly confirmedBy?: string;
   /** Responses a durable checkpoint recorded, replayed instead of re-run. */
   readonly recorded?: ReadonlyMap<string, JsonValue>;
   /** Calls already answered in the session, or still awaiting another decision. */
@@ -29,6 +31,8 @@ interface Commit {
   readonly call: ToolCall;
   /** Whether the call's name is one of the agent's tools (see `AnsweredCall.declared`). */
   readonly declared: boolean;
+  /** The approver of a call answered by a human's decision (see `ToolTurn.confirmedBy`). */
+  readonly confirmedBy: string | undefined;
   readonly work: Promise<CallResult>;
   readonly span: ToolSpan;
 }
@@ -49,8 +53,8 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     for (let index = 0; index < committed.length; index += 1) {
       const { response, denial, outcome } = results[index];
       if (denial !== undefined) await recordDenial(scope, denial);
-      const { call, declared, span } = committed[index];
-      await commitResponse(scope, agent, history, { call, declared }, response, outcome, isSubAgent, span);
+      const { call, declared, confirmedBy, span } = committed[index];
+      await commitResponse(scope, agent, history, { call, declared, confirmedBy }, response, outcome, isSubAgent, span);
     }
   };
   for (const call of turn.calls) {
@@ -62,7 +66,9 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
       continue;
     }
     const span = scope.spans.startTool(agent.name);
-    const prepared = await prepareCall(scope, agent, call, turn.decisions?.get(call.id), isSubAgent, span);
+    const decision = turn.decisions?.get(call.id);
+    const confirmedBy = decision === undefined ? undefined : turn.confirmedBy;
+    const prepared = await prepareCall(scope, agent, call, decision, isSubAgent, span, confirmedBy);
     if (prepared.kind === 'pending') {
       span.end('confirmation_requested');
       pending.push(prepared);
@@ -71,11 +77,11 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
     if (prepared.kind === 'answer' && prepared.barrier) {
       await flush();
       if (prepared.denial !== undefined) await recordDenial(scope, prepared.denial);
-      await commitResponse(scope, agent, history, { call, declared: prepared.declared }, prepared.response, prepared.outcome, isSubAgent, span);
+      await commitResponse(scope, agent, history, { call, declared: prepared.declared, confirmedBy }, prepared.response, prepared.outcome, isSubAgent, span);
       continue;
     }
     const work = prepared.kind === 'answer' ? Promise.resolve({ response: prepared.response, outcome: prepared.outcome }) : handled(runCall(scope, agent, prepared, span));
-    batch.push({ call, declared: prepared.kind === 'answer' ? prepared.declared : true, work, span });
+    batch.push({ call, declared: prepared.kind === 'answer' ? prepared.declared : true, confirmedBy, work, span });
     if (agent.agent.parallelToolCalls !== true) await flush();
   }
   await flush();
@@ -84,18 +90,21 @@ export async function answerToolTurn(scope: InvocationScope, agent: CompiledAgen
   return turn.calls.filter((call) => waiting.has(call.id)).map((call) => call.id);
 }
 
-/** Step 8 for one response: `onEventCallback`, the tool-result check, the store, the checkpoint. */
+/**
+ * Step 8 for one response: `onEventCallback`, the tool-result check, the store, the checkpoint. The
+ * response to a human's decision carries the approver's id as `confirmed_by` (never seen by the model).
+ */
 async function commitResponse(
   scope: InvocationScope,
   agent: CompiledAgent,
   history: HistoryEntry[],
-  { call, declared }: Pick<Commit, 'call' | 'declared'>,
+  { call, declared, confirmedBy }: Pick<Commit, 'call' | 'declared' | 'confirmedBy'>,
   response: JsonValue,
   outcome: ToolCallOutcome,
   isSubAgent: boolean,
   span: ToolSpan,
 ): Promise<void> {
-  let event = await applyEventCallbacks(scope, agent.name, draftEvent(scope, 'tool', 'tool_response', { call_id: call.id, tool: call.name, response }));
+  let event = await applyEventCallbacks(scope, agent.name, draftEvent(scope, 'tool', 'tool_response', responseContent(call, response, confirmedBy)));
   const content = event.content as JsonObject;
   const policy = scope.options.policy;
   if (policy !== null) {
@@ -114,6 +123,10 @@ async function commitResponse(
   traceRunner(scope, 'runner.tool.call', { agent: agent.name, ...toolTraceNames(call.name, declared), call_id: call.id, attributes: { outcome } });
   span.end(outcome, storedResponse);
   if (!isSubAgent && scope.durable !== null) await scope.durable.stepCompleted({ step_id: call.id, tool_name: call.name, response: storedResponse });
+}
+
+function responseContent(call: ToolCall, response: JsonValue, confirmedBy: string | undefined): JsonObject {
+  return confirmedBy === undefined ? { call_id: call.id, tool: call.name, response } : { call_id: call.id, tool: call.name, response, confirmed_by: confirmedBy };
 }
 
 /** A response the checkpoint recorded: stored as it was, never re-run or re-checked. */
