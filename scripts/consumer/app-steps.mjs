@@ -181,7 +181,7 @@ export async function runApp(app, context) {
   await step('verify-audit', () => bin(['verify-audit']), { blocking: false });
 
   await step('run-sse', async () => {
-    const started = await request(base, 'POST', '/runs', { agent: 'helper', user_id: 'consumer', message: 'Where is the runbook?' });
+    const started = await request(base, 'POST', '/runs', { agent: 'helper', message: 'Where is the runbook?' });
     if (started.status !== 202 || typeof started.json?.run_id !== 'string') fail(`POST /runs -> ${shown(started)}`, serverTail());
     const followed = await followEvents(base, `/runs/${encodeURIComponent(started.json.run_id)}/events`);
     if (followed.status !== 200 || !followed.contentType.startsWith('text/event-stream')) fail(`GET /runs/:id/events -> ${followed.status} ${followed.contentType}`, serverTail());

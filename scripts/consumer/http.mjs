@@ -1,10 +1,13 @@
 /** HTTP of the consumer matrix: JSON requests, and a run followed over Server-Sent Events. */
 
-/** Sends a request; resolves `{ status, text, json }` (`json` null when the body is not JSON). */
+/** The consumer app's demo credential: its `resolvePrincipal` answers `{id: 'consumer'}` for it. */
+export const AS_CONSUMER = Object.freeze({ authorization: 'Bearer consumer-token' });
+
+/** Sends a request as the consumer; resolves `{ status, text, json }` (`json` null when the body is not JSON). */
 export async function request(base, method, path, body, timeoutMs = 15_000) {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...AS_CONSUMER, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
@@ -42,7 +45,7 @@ export async function waitForListening(base, path, alive, timeoutMs) {
  * with `data` parsed as JSON when it is.
  */
 export async function followEvents(base, path, timeoutMs = 20_000) {
-  const response = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(timeoutMs) });
+  const response = await fetch(`${base}${path}`, { headers: { ...AS_CONSUMER, accept: 'text/event-stream' }, signal: AbortSignal.timeout(timeoutMs) });
   const result = { status: response.status, contentType: response.headers.get('content-type') ?? '', items: [] };
   if (response.status !== 200 || !response.body) return result;
   const decoder = new TextDecoder();

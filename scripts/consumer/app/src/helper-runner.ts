@@ -1,3 +1,4 @@
+import type { Principal } from 'nest-agent-runtime/http';
 import { RuntimePolicy } from 'nest-agent-runtime/policy';
 import { Runner, ScriptedModel, type RunsModuleAsyncOptions, type Tool } from 'nest-agent-runtime/runner';
 import { InMemorySessionService } from 'nest-agent-runtime/services';
@@ -9,6 +10,15 @@ const searchTool: Tool = {
   parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'], additionalProperties: false },
   execute: (args) => ({ hits: [`handbook entry for ${String(args.query)}`] }),
 };
+
+/**
+ * Who is asking: an app's auth guard would have put the user on the request; this demo app reads a
+ * bearer token. Runs belong to the principal that starts them.
+ */
+function principalOf(request: unknown): Principal | null {
+  const header = (request as { headers?: Record<string, unknown> }).headers?.authorization;
+  return header === 'Bearer consumer-token' ? { id: 'consumer' } : null;
+}
 
 /**
  * The `helper` agent: a scripted model (no network) that calls `search` once and then answers,
@@ -29,5 +39,6 @@ export const helperRunsOptions: RunsModuleAsyncOptions = {
         runtimePolicy: policy,
       }),
     ],
+    resolvePrincipal: principalOf,
   }),
 };
