@@ -31,12 +31,14 @@ async function main(): Promise<void> {
   // PORT=0 takes a free port: report the one the server got
   const { port } = app.getHttpServer().address() as AddressInfo;
   const base = `http://localhost:${port}`;
+  // the default demo token is in the docs; a token of the operator's own REFERENCE_USERS is never printed
+  const token = process.env.REFERENCE_USERS ? '<token>' : 'alice-token';
   logger.log(
     [
       `listening on ${base}`,
       `  curl -s -X POST ${base}/agents/a/invoke -H 'content-type: application/json' -d '{"work_ms":2000}'`,
-      `  curl -s -X POST ${base}/runs -H 'authorization: Bearer alice-token' -H 'content-type: application/json' -d '{"agent":"helper","message":"Where is the runbook?"}'`,
-      `  curl -sN ${base}/runs/<run_id>/events -H 'authorization: Bearer alice-token'`,
+      `  curl -s -X POST ${base}/runs -H 'authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"agent":"helper","message":"Where is the runbook?"}'`,
+      `  curl -sN ${base}/runs/<run_id>/events -H 'authorization: Bearer ${token}'`,
       `  curl -s ${base}/admission/status`,
       `  curl -s ${base}/health/ready`,
     ].join('\n'),
