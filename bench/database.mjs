@@ -6,12 +6,12 @@ const require = createRequire(import.meta.url);
 const { Client } = require('pg');
 const { startThrowawayPostgres } = require('../dist/src/database/embedded/embedded-postgres.js');
 
-/** Runs one statement on `url`. */
+/** Runs one statement on `url`; resolves its result. */
 export async function onServer(url, sql) {
-  const client = new Client({ connectionString: url });
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
-    await client.query(sql);
+    return await client.query(sql);
   } finally {
     await client.end();
   }

@@ -78,7 +78,7 @@ else {
 since = Date.now();
 let databases;
 try {
-  databases = await openDatabases(ROOT, apps.map((app) => app.id));
+  databases = await openDatabases(apps.map((app) => app.id));
   cleanups.push(() => databases.close());
   print(`consumer: step database ok (${seconds(since)}) ${databases.source}, one database per app`);
 } catch (error) {
