@@ -57,8 +57,10 @@ async function main(): Promise<void> {
       process.exit(0);
     }
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // \`on\`, not \`once\`: npm passes on the Ctrl-C its process group got too, and a second signal must
+  // not fall back to the default handler, which would end the process before the app has drained
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((error: unknown) => {

@@ -37,12 +37,13 @@ const cancelled = () => new HttpException({ status_code: 499, error: 'Client Clo
 export class InvokeController {
   constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger) {}
 
+  /** A POST without a body (and without a `Content-Type`) works with the defaults. */
   @Post(':agent/invoke')
   @HttpCode(200)
   @Admission(agentFromRoute)
   async invoke(
     @Param('agent') agentId: string,
-    @Body(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, exceptionFactory: requestValidationExceptionFactory })) body: InvokeRequest,
+    @Body(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, exceptionFactory: requestValidationExceptionFactory })) body: InvokeRequest = {},
     @AdmissionPermit() permit: Permit,
     @AdmissionSignal() signal: AbortSignal,
   ): Promise<{ invocation_id: string; agent_id: string; work_ms: number; completed: true }> {

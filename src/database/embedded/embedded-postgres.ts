@@ -48,6 +48,12 @@ export interface EmbeddedPostgresOptions extends EmbeddedPostgresLocation {
   postgresFlags?: string[];
   /** How long the server may take to accept connections. @default 60000 */
   startTimeoutMs?: number;
+  /**
+   * Start the server in a session of its own, so that a Ctrl-C in the terminal (SIGINT to the
+   * foreground process group) reaches only this process, which stops the server after its app has
+   * drained. An exit of this process still stops it. @default false
+   */
+  ownSession?: boolean;
 }
 
 /** Options of {@link openProjectDatabase}. */
@@ -91,6 +97,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       args: ['-D', dataDir, '-p', String(options.port), '-c', 'lc_messages=C', ...(options.postgresFlags ?? [])],
       user,
       onLog,
+      ownSession: options.ownSession === true,
     },
     options.startTimeoutMs ?? 60_000,
   );
@@ -161,7 +168,8 @@ export async function openProjectDatabase(env: NodeJS.ProcessEnv = process.env, 
   const url = embeddedUrl(port);
   if (await answers(url)) return { url, source: 'embedded-running', stop: async () => {} };
   const { checkoutDir = process.cwd(), ...launch } = options;
-  return startEmbeddedPostgres({ ...launch, dataDir: await projectDataDir(resolve(checkoutDir), launch.cacheRoot ?? defaultCacheRoot()), port });
+  // the app drains first and stops the server last, whichever process of the terminal gets the Ctrl-C
+  return startEmbeddedPostgres({ ...launch, dataDir: await projectDataDir(resolve(checkoutDir), launch.cacheRoot ?? defaultCacheRoot()), port, ownSession: true });
 }
 
 /** `.data/postgres` of the checkout, or `<cacheRoot>/data-<hash of the checkout path>` when the server's user cannot reach it. */

@@ -13,6 +13,11 @@ export interface PostgresCommand {
   readonly user?: OsUser;
   /** Receives each output line. */
   readonly onLog: (line: string) => void;
+  /**
+   * Runs the process in a session of its own (`setsid`), out of the terminal's process group, so a
+   * Ctrl-C reaches only the Node process, which stops the server once the app has drained.
+   */
+  readonly ownSession?: boolean;
 }
 
 /** A running postmaster started by {@link startServerProcess}. */
@@ -111,6 +116,7 @@ function spawnChild(command: PostgresCommand, reject: (error: EmbeddedPostgresEr
     child = spawn(command.file, [...command.args], {
       ...(command.user ? { uid: command.user.uid, gid: command.user.gid } : {}),
       env: { ...process.env, LC_MESSAGES: 'C' },
+      detached: command.ownSession === true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   } catch (error) {
