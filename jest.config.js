@@ -6,8 +6,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  // the fault suites stop Postgres and run `npm start`: `npm run test:chaos` runs them on their own
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/chaos/'],
+  testPathIgnorePatterns: ['/node_modules/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     [`/node_modules/${ESM_ONLY_DEPS}/.+\\.js$`]: ['ts-jest', { tsconfig: 'tsconfig.esm-deps.json' }],
