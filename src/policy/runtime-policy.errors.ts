@@ -22,6 +22,7 @@ const RUNTIME_POLICY_ERROR_CODES = Object.freeze([
   'runtime_policy_audit_persistence_failed',
   'invalid_runtime_policy_audit_event',
   'runtime_policy_audit_log_not_configured',
+  'runtime_policy_audit_log_unavailable',
   'schema_mismatch',
 ] as const);
 
@@ -42,12 +43,13 @@ export class RuntimePolicyError extends AgentRuntimeError<RuntimePolicyErrorCode
   static readonly codes: readonly RuntimePolicyErrorCode[] = RUNTIME_POLICY_ERROR_CODES;
 
   /**
-   * The HTTP answer of each code: a decision that could not be recorded is an outage (503 with
-   * `Retry-After`, spec 02 §8); every other code is a fault of the application (500 with the code
+   * The HTTP answer of each code: a decision that could not be recorded, or an audit log that
+   * cannot be read for verification, is an outage (503 with `Retry-After`, spec 02 §8); every other code is a fault of the application (500 with the code
    * only). A denial is not an error: it answers `runtime_policy_denied` (`policy-http.ts`).
    */
   static readonly httpAnswers: HttpErrorTable<RuntimePolicyErrorCode> = Object.freeze({
     runtime_policy_audit_persistence_failed: { status: 503, retryAfter: true },
+    runtime_policy_audit_log_unavailable: { status: 503, retryAfter: true },
     ...(Object.fromEntries(COMPILE_ERROR_CODES.map((code) => [code, FAULT])) as Record<RuntimePolicyCompileErrorCode, HttpErrorRule>),
     unsupported_json_term: FAULT,
     invalid_utf8: FAULT,

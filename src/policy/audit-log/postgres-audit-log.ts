@@ -103,9 +103,20 @@ export class PostgresAuditLog implements AuditSink, AuditChainVerifier {
     return row?.decision_json ?? null;
   }
 
-  /** Verifies the whole chain; see {@link verifyAuditChain}. */
-  verifyChain(options?: VerifyAuditChainOptions): Promise<AuditChainReport> {
-    return verifyAuditChain(this.dataSource, { clock: this.clock, ...options });
+  /**
+   * Verifies the whole chain; see {@link verifyAuditChain}. A database that cannot be read (down,
+   * the connection lost mid-read) rejects with `runtime_policy_audit_log_unavailable` (503) and its
+   * codes only; a bad `batchSize` still throws its `RangeError`.
+   */
+  async verifyChain(options?: VerifyAuditChainOptions): Promise<AuditChainReport> {
+    try {
+      return await verifyAuditChain(this.dataSource, { clock: this.clock, ...options });
+    } catch (error) {
+      if (error instanceof RangeError) throw error;
+      const { codes } = classifyFailure(error);
+      const known = codes.sqlstate !== null || codes.socket_error !== null;
+      throw new RuntimePolicyError('runtime_policy_audit_log_unavailable', known ? { ...codes } : undefined);
+    }
   }
 
   /** {@link verifyChain} with the default options: the {@link AuditChainVerifier} of this log. */
