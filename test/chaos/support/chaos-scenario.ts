@@ -7,14 +7,14 @@ import { MixedLoad } from './mixed-load';
 import { ResponseLog } from './response-log';
 import { ServiceProcess } from './service-process';
 import { surveyRows, type RowSurvey } from './stuck-rows';
-import { judge, type Observations } from './chaos-verdict';
+import { judge, unexercisedRoutes, type Observations } from './chaos-verdict';
 
 /** The shape of one chaos run. */
 export interface ChaosSettings {
   /** `default`: one process; `cluster`: `CLUSTER=1` with one process per label, each its own `INSTANCE_ID`. */
   readonly mode: 'default' | 'cluster';
   readonly labels: readonly string[];
-  /** Load before the blink. @default 8000 */
+  /** Load before the blink, at least; longer until every route of the load has answered 2xx (at most 30 s more). @default 8000 */
   readonly warmUpMs?: number;
   /** How long Postgres is down. @default 5000 */
   readonly downMs?: number;
@@ -31,8 +31,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 /**
  * The reference service (one process, or a cluster of processes on one database) under the mixed
  * load while its Postgres is stopped (fast shutdown) and started again; everything observed goes
- * to {@link judge}. Resolves the report and its violations; the service logs and the report stay in
- * `logDir`.
+ * to {@link judge}. Resolves the report and its violations; the service logs, the report and every
+ * recorded answer (`responses.jsonl`) stay in `logDir`.
  */
 export async function runChaos(settings: ChaosSettings): Promise<{ violations: string[]; report: string; logDir: string }> {
   const { warmUpMs = 8000, downMs = 5000, loadAfterMs = 20_000, followMs = 20_000, settleMs = 60_000 } = settings;
@@ -53,6 +53,8 @@ export async function runChaos(settings: ChaosSettings): Promise<{ violations: s
     const load = new MixedLoad(responses, services);
     const loadStartedAtMs = Date.now();
     await pause(warmUpMs);
+    // every kind of work is under way before the blink (a busy machine may need longer), within a bound
+    for (const deadline = Date.now() + 30_000; unexercisedRoutes(responses.records, Date.now()).length > 0 && Date.now() < deadline; ) await pause(250);
     const blink: BlinkTimes = await postgres.blink(downMs);
     await pause(loadAfterMs);
     await load.stop(followMs);
@@ -87,6 +89,7 @@ export async function runChaos(settings: ChaosSettings): Promise<{ violations: s
     for (const instance of observations.instances) instance.errorLines.push(...(await errorLinesOf(join(logDir, `${instance.label}.log`))));
     const { violations, report } = judge(observations);
     const full = `${report}\nservice logs: ${logDir}`;
+    await fs.writeFile(join(logDir, 'responses.jsonl'), responses.records.map((record) => JSON.stringify(record)).join('\n'));
     await fs.writeFile(join(logDir, 'report.txt'), `${full}\n\nviolations:\n${violations.join('\n')}\n`);
     return { violations, report: full, logDir };
   } finally {

@@ -57,12 +57,14 @@ export function judge(o: Observations): { violations: string[]; report: string }
   return { violations, report: report(o, at) };
 }
 
+/** The routes of {@link EXERCISED_ROUTES} without a 2xx answer to a request sent before `beforeMs`. */
+export function unexercisedRoutes(responses: readonly RecordedResponse[], beforeMs: number): string[] {
+  const exercised = new Set(responses.filter((r) => r.status >= 200 && r.status < 300 && r.sentAtMs < beforeMs).map((r) => r.route));
+  return EXERCISED_ROUTES.filter((route) => !exercised.has(route));
+}
+
 function loadRan(o: Observations): string[] {
-  const violations: string[] = [];
-  for (const route of EXERCISED_ROUTES) {
-    const ok = o.responses.filter((r) => r.route === route && r.status >= 200 && r.status < 300 && r.sentAtMs < o.blink.stopRequestedAtMs).length;
-    if (ok === 0) violations.push(`load: no 2xx answer of ${route} before the blink (the load did not exercise it)`);
-  }
+  const violations = unexercisedRoutes(o.responses, o.blink.stopRequestedAtMs).map((route) => `load: no 2xx answer of ${route} before the blink (the load did not exercise it)`);
   const during = o.responses.filter((r) => r.sentAtMs >= o.blink.stopRequestedAtMs && r.sentAtMs < o.blink.acceptingAtMs).length;
   if (during === 0) violations.push('load: no request was sent while Postgres was down');
   const invokedAfter = o.responses.filter((r) => r.route === 'POST /agents/:agent/invoke' && r.status === 200 && r.sentAtMs >= o.blink.acceptingAtMs).length;
@@ -130,12 +132,18 @@ function stuckRows(o: Observations): string[] {
 function report(o: Observations, at: (ms: number) => string): string {
   const lines = [
     `chaos ${o.mode}: load from ${at(o.loadStartedAtMs)}; Postgres stopped at +0.0 s (exited ${at(o.blink.stoppedAtMs)}), accepting again ${at(o.blink.acceptingAtMs)}; load ended ${at(o.loadEndedAtMs)}; rows surveyed ${at(o.surveyedAtMs)}`,
-    `answers (${o.responses.length}):`,
+    `answers (${o.responses.length}) by when they were sent: before the stop | while Postgres was down | after it accepted connections:`,
   ];
   const byRoute = new Map<string, RecordedResponse[]>();
   for (const r of o.responses) byRoute.set(r.route, [...(byRoute.get(r.route) ?? []), r]);
+  const answerOf = (r: RecordedResponse) => (r.status === 0 ? `no answer ${r.code}` : `${r.status}${r.status >= 400 && r.code ? ` ${r.code}` : ''}`);
+  const windows: Array<[string, (r: RecordedResponse) => boolean]> = [
+    ['before', (r) => r.sentAtMs < o.blink.stopRequestedAtMs],
+    ['down', (r) => r.sentAtMs >= o.blink.stopRequestedAtMs && r.sentAtMs < o.blink.acceptingAtMs],
+    ['after', (r) => r.sentAtMs >= o.blink.acceptingAtMs],
+  ];
   for (const [route, rs] of [...byRoute].sort(([a], [b]) => a.localeCompare(b))) {
-    lines.push(`  ${route}: ${countBy(rs.map((r) => (r.status === 0 ? `no answer ${r.code}` : `${r.status}${r.status >= 400 && r.code ? ` ${r.code}` : ''}`)))}`);
+    lines.push(`  ${route}: ${windows.map(([name, inside]) => `${name} ${countBy(rs.filter(inside).map(answerOf))}`).join(' | ')}`);
   }
   lines.push(`runs (last status seen): ${[...o.runOutcomes].map(([key, counts]) => `${key} ${mapText(counts)}`).join('; ')}`);
   lines.push(`evaluation jobs (last phase seen): ${mapText(o.jobOutcomes)}`);

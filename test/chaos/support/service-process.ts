@@ -54,7 +54,7 @@ export class ServiceProcess {
   static async start(settings: ServiceSettings, readyTimeoutMs = 90_000): Promise<ServiceProcess> {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm run test:chaos does)`);
     const port = await findFreePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: settings.databaseUrl, PORT: String(port) };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: settings.databaseUrl, PORT: String(port), NO_COLOR: '1' };
     delete env.CLUSTER;
     delete env.INSTANCE_ID;
     delete env.REFERENCE_USERS;

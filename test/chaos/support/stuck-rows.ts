@@ -24,8 +24,8 @@ export interface RowSurvey {
 /** The state columns of the package's tables; a row in `running` or `ready` is stuck. */
 const STATE_COLUMNS = ['phase', 'status'];
 const STUCK_STATES = ['running', 'ready'];
-/** States after which a row's owner column is history (the run store keeps its last owner), not a claim. */
-const SETTLED_STATES = ['completed', 'failed', 'cancelled', 'timed_out', 'paused'];
+/** Finished states: the row's owner column is history (the run store keeps its last owner), not a claim. */
+const FINISHED_STATES = ['completed', 'failed', 'cancelled', 'timed_out'];
 /** Columns naming the instance or token that holds a row. */
 const OWNER_COLUMNS = ['owner_instance', 'instance_id', 'owner_token', 'lease_token'];
 /** The owner columns that name an instance (tokens are never reported). */
@@ -41,8 +41,9 @@ const LOOKS_OWNED = /owner|lease|instance|claim/;
 
 /**
  * Reads every `agent_runtime_*` table with a state or owner column: rows `running` or `ready`, and
- * rows held by an instance (an owner, lease or instance column set while the row is not settled;
- * any row of a table without a state column, such as held admission permits and queued requests).
+ * rows held by an instance (an owner, lease or instance column set while the row is neither
+ * finished nor paused, which waits for a person, not an instance; any row of a table without a
+ * state column, such as held admission permits and queued requests).
  */
 export async function surveyRows(url: string): Promise<RowSurvey> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
@@ -65,24 +66,23 @@ export async function surveyRows(url: string): Promise<RowSurvey> {
       if (!state && owners.length === 0) continue;
       tables.push(table);
       const holders = instanceColumn ? `array_remove(array_agg(DISTINCT ${instanceColumn}), NULL)` : `'{}'::text[]`;
+      const ownedSql = owners.length === 0 ? 'false' : `(${owners.map((column) => `${column} IS NOT NULL`).join(' OR ')})`;
       if (state) {
-        const counted = await client.query<{ state: string; count: number; holders: string[] }>(
-          `SELECT ${state} AS state, count(*)::int AS count, ${holders} AS holders FROM ${table} WHERE ${state} <> ALL ($1::text[]) GROUP BY ${state} ORDER BY ${state}`,
-          [SETTLED_STATES.filter((settled) => settled !== 'paused')],
+        const counted = await client.query<{ state: string; count: number; owned: number; holders: string[] }>(
+          `SELECT ${state} AS state, count(*)::int AS count, (count(*) FILTER (WHERE ${ownedSql}))::int AS owned, ${holders} AS holders
+             FROM ${table} WHERE ${state} <> ALL ($1::text[]) GROUP BY ${state} ORDER BY ${state}`,
+          [FINISHED_STATES],
         );
         for (const row of counted.rows) {
+          const heldBy = owners.length ? ` (${owners.join('/')} set)` : '';
           if (STUCK_STATES.includes(row.state)) stuck.push({ table, what: `${state} ${row.state}`, count: row.count, holders: row.holders });
+          else if (row.state !== 'paused' && row.owned > 0) stuck.push({ table, what: `owned${heldBy} while ${state} ${row.state}`, count: row.owned, holders: row.holders });
           else unfinished.push({ table, state: row.state, count: row.count });
         }
-      }
-      if (owners.length > 0) {
-        const settledFilter = state ? ` AND ${state} <> ALL ($1::text[]) AND ${state} <> ALL ($2::text[])` : '';
-        const owned = await client.query<{ count: number; holders: string[] }>(
-          `SELECT count(*)::int AS count, ${holders} AS holders FROM ${table} WHERE (${owners.map((column) => `${column} IS NOT NULL`).join(' OR ')})${settledFilter}`,
-          state ? [SETTLED_STATES, STUCK_STATES] : [],
-        );
-        const { count, holders: held } = owned.rows[0];
-        if (count > 0) stuck.push({ table, what: `owned (${owners.join('/')} set${state ? `, ${state} not ${[...SETTLED_STATES, ...STUCK_STATES].join('/')}` : ''})`, count, holders: held });
+      } else {
+        const held = await client.query<{ count: number; holders: string[] }>(`SELECT count(*)::int AS count, ${holders} AS holders FROM ${table} WHERE ${ownedSql}`);
+        const { count, holders: heldBy } = held.rows[0];
+        if (count > 0) stuck.push({ table, what: `held (${owners.join('/')} set)`, count, holders: heldBy });
       }
     }
     return { stuck, unknownColumns, unfinished, tables };
