@@ -31,26 +31,30 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.
 /**
  * The reference service (one process, or a cluster of processes on one database) under the mixed
  * load while its Postgres is stopped (fast shutdown) and started again; everything observed goes
- * to {@link judge}. Resolves the report and its violations; the service logs, the report and every
- * recorded answer (`responses.jsonl`) stay in `logDir`.
+ * to {@link judge}. Resolves the report and its violations. After a failure the service logs, the
+ * report and every recorded answer (`responses.jsonl`) stay in a temp directory the report names;
+ * after a pass that directory is removed.
  */
-export async function runChaos(settings: ChaosSettings): Promise<{ violations: string[]; report: string; logDir: string }> {
+export async function runChaos(settings: ChaosSettings): Promise<{ violations: string[]; report: string }> {
   const { warmUpMs = 8000, downMs = 5000, loadAfterMs = 20_000, followMs = 20_000, settleMs = 60_000 } = settings;
   const logDir = await fs.mkdtemp(join(tmpdir(), `nest-agent-runtime-chaos-${settings.mode}-`));
   const postgres = await ChaosPostgres.start();
   const services: ServiceProcess[] = [];
+  const pollers: HealthPoller[] = [];
+  let load: MixedLoad | undefined;
+  let passed = false;
   try {
-    services.push(
-      ...(await Promise.all(
-        settings.labels.map((label) =>
-          ServiceProcess.start({ label, databaseUrl: postgres.url, logFile: join(logDir, `${label}.log`), ...(settings.mode === 'cluster' ? { instanceId: `chaos-${label}` } : {}) }),
-        ),
-      )),
+    await Promise.all(
+      settings.labels.map(async (label) => {
+        const instance = settings.mode === 'cluster' ? { instanceId: `chaos-${label}` } : {};
+        services.push(await ServiceProcess.start({ label, databaseUrl: postgres.url, logFile: join(logDir, `${label}.log`), ...instance }));
+      }),
     );
+    services.sort((a, b) => a.label.localeCompare(b.label));
     const pids = services.map((service) => service.pid);
-    const pollers = services.map((service) => new HealthPoller(service));
+    pollers.push(...services.map((service) => new HealthPoller(service)));
     const responses = new ResponseLog();
-    const load = new MixedLoad(responses, services);
+    load = new MixedLoad(responses, services);
     const loadStartedAtMs = Date.now();
     await pause(warmUpMs);
     // every kind of work is under way before the blink (a busy machine may need longer), within a bound
@@ -88,13 +92,19 @@ export async function runChaos(settings: ChaosSettings): Promise<{ violations: s
     };
     for (const instance of observations.instances) instance.errorLines.push(...(await errorLinesOf(join(logDir, `${instance.label}.log`))));
     const { violations, report } = judge(observations);
-    const full = `${report}\nservice logs: ${logDir}`;
+    passed = violations.length === 0;
+    if (passed) return { violations, report };
+    const full = `${report}\nservice logs, report.txt and every answer (responses.jsonl): ${logDir}`;
     await fs.writeFile(join(logDir, 'responses.jsonl'), responses.records.map((record) => JSON.stringify(record)).join('\n'));
     await fs.writeFile(join(logDir, 'report.txt'), `${full}\n\nviolations:\n${violations.join('\n')}\n`);
-    return { violations, report: full, logDir };
+    return { violations, report: full };
   } finally {
+    // idempotent: after a failure mid-way nothing of the run may keep the test process alive
+    await load?.stop(0);
+    await Promise.all(pollers.map((poller) => poller.stop()));
     await Promise.all(services.map((service) => service.stop(15_000)));
     await postgres.destroy();
+    if (passed) await fs.rm(logDir, { recursive: true, force: true });
   }
 }
 

@@ -21,17 +21,18 @@ const RUN_KINDS = [
 const TERMINAL_RUN = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 const TERMINAL_JOB = new Set(['completed', 'failed', 'timed_out', 'cancelled']);
 const INVOKE_AGENTS = ['a', 'b', 'c'];
-const EVAL_CASES = 5;
+/** Cases of the short jobs (a few seconds) and of the long ones (running across the blink). */
+const EVAL_CASES = { short: 5, long: 30 } as const;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A small eval set over the `helper` agent, a few Runner runs, so jobs are queued and running at a blink. */
-function evalRequest(): Record<string, unknown> {
+/** An eval set over the `helper` agent: one Runner run per case. */
+function evalRequest(length: keyof typeof EVAL_CASES): Record<string, unknown> {
   return {
     set: {
-      id: 'chaos-helper',
+      id: `chaos-helper-${length}`,
       version: '1',
-      cases: Array.from({ length: EVAL_CASES }, (_, index) => ({ case_id: `c${index}`, input: `question ${index}`, expected_output: 'Found it: see the runbook, section 2.' })),
+      cases: Array.from({ length: EVAL_CASES[length] }, (_, index) => ({ case_id: `c${index}`, input: `question ${index}`, expected_output: 'Found it: see the runbook, section 2.' })),
     },
     agent: 'helper',
     metrics: [{ name: 'response_match' }],
@@ -41,8 +42,8 @@ function evalRequest(): Record<string, unknown> {
 /**
  * The mixed load of the chaos suite, on every target at once: admitted invocations of three agents
  * (`POST /agents/:agent/invoke`, read back through `GET /invocations/:id`), runs of every reference
- * agent followed to their end (paused runs confirmed by an approver), evaluation jobs followed to
- * their result, and the policy routes. Every answer goes to the {@link ResponseLog}.
+ * agent followed to their end (paused runs confirmed by an approver), evaluation jobs (short ones,
+ * and long ones that run across the blink) followed to their result, and the policy routes. Every answer goes to the {@link ResponseLog}.
  */
 export class MixedLoad {
   /** The last status each started run was seen in, by `<instance>/<agent>`. */
@@ -61,7 +62,7 @@ export class MixedLoad {
     for (const target of targets) {
       for (const agent of INVOKE_AGENTS) this.loops.push(this.loop(() => this.invoke(target, agent)));
       for (const kind of RUN_KINDS) this.loops.push(this.loop(() => this.run(target, kind.agent, kind.durable)));
-      this.loops.push(this.loop(() => this.evaluate(target)));
+      this.loops.push(this.loop(() => this.evaluate(target, 'short')), this.loop(() => this.evaluate(target, 'long')));
       this.loops.push(this.loop(() => this.policy(target)));
     }
   }
@@ -121,8 +122,8 @@ export class MixedLoad {
     }
   }
 
-  private async evaluate(target: LoadTarget): Promise<boolean> {
-    const submitted = await this.log.send(target, 'POST /evaluations', '/evaluations', { method: 'POST', token: USER_TOKEN, body: evalRequest() });
+  private async evaluate(target: LoadTarget, length: keyof typeof EVAL_CASES): Promise<boolean> {
+    const submitted = await this.log.send(target, 'POST /evaluations', '/evaluations', { method: 'POST', token: USER_TOKEN, body: evalRequest(length) });
     if (submitted.status !== 201) return false;
     const jobId = encodeURIComponent(String(submitted.body.job.job_id));
     let last = 'unknown';

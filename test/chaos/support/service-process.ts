@@ -64,7 +64,7 @@ export class ServiceProcess {
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     const service = new ServiceProcess(settings.label, `http://127.0.0.1:${port}`, child, log);
-    await service.waitReady(readyTimeoutMs);
+    await service.waitReady(readyTimeoutMs, settings.logFile);
     return service;
   }
 
@@ -90,15 +90,15 @@ export class ServiceProcess {
     return exit;
   }
 
-  private async waitReady(timeoutMs: number): Promise<void> {
+  private async waitReady(timeoutMs: number, logFile: string): Promise<void> {
     const probe = new ResponseLog(2000);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (!this.alive) throw new Error(`reference service ${this.label} exited during start-up (${JSON.stringify(this.unexpectedExit)}); see its log`);
+      if (!this.alive) throw new Error(`reference service ${this.label} exited during start-up (${JSON.stringify(this.unexpectedExit)}); see ${logFile}`);
       if ((await probe.send(this, 'GET /health/ready', '/health/ready', { record: false })).status === 200) return;
       await new Promise((resolveWait) => setTimeout(resolveWait, 250));
     }
     await this.stop(1000);
-    throw new Error(`reference service ${this.label} was not ready within ${timeoutMs} ms of its start; see its log`);
+    throw new Error(`reference service ${this.label} was not ready within ${timeoutMs} ms of its start; see ${logFile}`);
   }
 }
