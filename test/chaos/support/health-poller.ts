@@ -9,7 +9,8 @@ export interface ProbeSample {
   readonly down: readonly string[];
 }
 
-const PROBE_TIMEOUT_MS = 2000;
+/** Generous on a shared machine; a stalled event loop or a hung probe still shows as a failed sample. */
+const PROBE_TIMEOUT_MS = 5000;
 
 /**
  * Polls `/health/live` and `/health/ready` of one instance every `intervalMs` (each probe waits for
