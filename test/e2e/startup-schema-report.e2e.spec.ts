@@ -47,7 +47,7 @@ async function tamper(database: FreshDatabase, modules: readonly Tampered[]): Pr
 /** A logger that keeps every line Nest prints. */
 class CapturingLogger extends ConsoleLogger {
   readonly lines: string[] = [];
-  protected printMessages(messages: unknown[], context = '', logLevel: string = 'log'): void {
+  protected override printMessages(messages: unknown[], context = '', logLevel: string = 'log'): void {
     for (const message of messages) this.lines.push(`${logLevel} [${context}] ${message instanceof Error ? (message.stack ?? message.message) : inspect(message)}`);
   }
 }
