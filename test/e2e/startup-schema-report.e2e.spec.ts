@@ -19,6 +19,9 @@ import { RuntimeServicesModule } from '../../src/services/runtime-services.modul
 import { EvaluationModule } from '../../src/evaluation/evaluation.module';
 import { ClusterModule } from '../../src/cluster/cluster.module';
 import { AdmissionModule } from '../../src/admission/admission.module';
+import { RunsModule } from '../../src/runner/runs/runs.module';
+import { PostgresRunStoreProvider } from '../../src/runner/runs/stores/postgres/postgres-run-store.provider';
+import { RegistryRunnerDouble } from '../../src/runner/runs/testing/registry-runner-double';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -31,6 +34,7 @@ const TAMPERINGS = {
   runtime_services: { table: 'agent_runtime_memory_entries', property: 'column:author', sql: 'ALTER TABLE agent_runtime_memory_entries DROP COLUMN author' },
   evaluation: { table: 'agent_runtime_eval_jobs', property: 'column:agent', sql: 'ALTER TABLE agent_runtime_eval_jobs DROP COLUMN agent' },
   cluster_admission: { table: 'agent_runtime_admission_queue', property: 'column:enqueued_at', sql: 'ALTER TABLE agent_runtime_admission_queue DROP COLUMN enqueued_at' },
+  runs: { table: 'agent_runtime_runs', property: 'column:user_id', sql: 'ALTER TABLE agent_runtime_runs DROP COLUMN user_id' },
 } as const;
 type Tampered = keyof typeof TAMPERINGS;
 
@@ -113,12 +117,18 @@ describe('one start-up report of every schema mismatch', () => {
     expect(logger.lines.join('\n')).not.toMatch(FRAME);
   });
 
-  it('cluster admission joins the report beside the ledger, without going through a provider factory', async () => {
-    const modules: Tampered[] = ['ledger', 'cluster_admission'];
+  it('cluster admission and the run store join the report beside the ledger, without going through a provider factory', async () => {
+    const modules: Tampered[] = ['ledger', 'cluster_admission', 'runs'];
     await tamper(database, modules);
     const logger = new CapturingLogger();
     const error = await startupFailure(
-      [typeOrm(database.url), ClusterModule.forRoot(), AdmissionModule.forRoot({ globalLimit: 2, cluster: {} }), LedgerModule.forRoot()],
+      [
+        typeOrm(database.url),
+        ClusterModule.forRoot(),
+        AdmissionModule.forRoot({ globalLimit: 2, cluster: {} }),
+        LedgerModule.forRoot(),
+        RunsModule.forRoot({ runners: [new RegistryRunnerDouble()], store: PostgresRunStoreProvider }),
+      ],
       logger,
     );
     expectReport(error, modules);
