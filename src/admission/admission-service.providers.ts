@@ -1,6 +1,8 @@
 import type { ClassProvider, ExistingProvider, FactoryProvider } from '@nestjs/common';
 import { ClusterInstance } from '../cluster/cluster-instance';
 import { ClusterAdmissionController } from './cluster/cluster-admission-controller';
+import { clusterAdmissionSchemaTarget } from './cluster/cluster-admission-startup';
+import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
 import { readOptions } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import type { AdmissionConfig } from './admission-config';
@@ -33,22 +35,30 @@ export function localAdmissionProviders(): AdmissionProvider[] {
   ];
 }
 
-/** The cluster controller on `ClusterModule`'s instance, started here, also under `ADMISSION_SERVICE`. */
+/**
+ * The cluster controller on `ClusterModule`'s instance, also under `ADMISSION_SERVICE`; it starts in
+ * `onModuleInit`, after the app's one start-up schema check.
+ */
 export function clusterAdmissionProviders(cluster: ClusterAdmissionModuleOptions): AdmissionProvider[] {
   return [
     {
       provide: ClusterAdmissionController,
-      inject: [ADMISSION_OPTIONS, ClusterInstance, ...optionalEventEmitter()],
-      useFactory: async (options: AdmissionConfig, instance: ClusterInstance, events?: unknown) => {
+      inject: [ADMISSION_OPTIONS, ClusterInstance, StartupSchemaCheck, ...optionalEventEmitter()],
+      useFactory: (options: AdmissionConfig, instance: ClusterInstance, schemaCheck: StartupSchemaCheck, events?: unknown) => {
         const controller = new ClusterAdmissionController(options, { instance, ...cluster }, { events: asTelemetrySink(events) });
-        try {
-          await controller.start();
-        } catch (error) {
-          // the app will not boot, and Nest closes nothing after a failed bootstrap: leave the cluster now
-          await instance.stop();
-          throw error;
-        }
-        return controller;
+        schemaCheck.register('cluster_admission', () => clusterAdmissionSchemaTarget(instance.dataSource));
+        // Nest calls the hook of a provider's value: the controller starts once every module registered its tables
+        const onModuleInit = async (): Promise<void> => {
+          try {
+            await schemaCheck.assertAll();
+            await controller.start();
+          } catch (error) {
+            // the app will not boot, and Nest closes nothing after a failed bootstrap: leave the cluster now
+            await instance.stop();
+            throw error;
+          }
+        };
+        return Object.assign(controller, { onModuleInit });
       },
     },
     { provide: ADMISSION_SERVICE, useExisting: ClusterAdmissionController },

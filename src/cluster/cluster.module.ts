@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Inject, Module, type InjectionToken, type Provider } from '@nestjs/common';
 import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
 import { dataSourceInjection } from '../database/app-data-source.provider';
+import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
@@ -82,7 +83,8 @@ const clusterModule = moduleBuilder<ClusterModuleOptions, ClusterOptionsFactory,
   metadata: (declared) => {
     const dataSource = dataSourceInjection(declared, CLUSTER_DATA_SOURCE, refuse);
     return {
-      imports: [AgentRuntimeHealthModule],
+      // the one start-up schema check of the modules on this instance (cluster admission, the run store)
+      imports: [AgentRuntimeHealthModule, StartupSchemaCheckModule],
       providers: [...dataSource.providers, instanceProvider(dataSource.token), ClusterHealthIndicator],
       exports: [ClusterInstance, CLUSTER_MODULE_OPTIONS, ClusterHealthIndicator],
     };

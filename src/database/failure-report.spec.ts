@@ -1,4 +1,5 @@
-import { failureReportLines } from './failure-report';
+import { inspect } from 'node:util';
+import { asStartupReport, failureReportLines } from './failure-report';
 import { SchemaValidatorError } from './schema-validator.errors';
 
 const startupFailureLines = (error: unknown) => failureReportLines('reference service failed to start:', error);
@@ -50,5 +51,31 @@ describe('failureReportLines', () => {
     const [, line] = startupFailureLines(new SchemaValidatorError('schema_mismatch', { mismatches: [hostile] }));
     expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
     expect(JSON.parse(line)).toEqual(hostile);
+  });
+
+  it('leads a mismatch that names its module with "module"', () => {
+    const mismatch = { module: 'ledger', table: 'agent_runtime_invocations', property: 'column:outcome', expected: 'jsonb null', actual: 'missing' };
+    const [, line] = startupFailureLines(new SchemaValidatorError('schema_mismatch', { mismatches: [mismatch as never] }));
+    expect(line).toBe('{"module":"ledger","table":"agent_runtime_invocations","property":"column:outcome","expected":"jsonb null","actual":"missing"}');
+  });
+});
+
+describe('asStartupReport', () => {
+  const mismatches = [
+    { module: 'ledger', table: 'agent_runtime_invocations', property: 'column:outcome', expected: 'jsonb null', actual: 'missing' },
+    { module: 'evaluation', table: 'agent_runtime_eval_jobs', property: 'column:agent', expected: 'text not null', actual: 'missing' },
+  ];
+
+  it('makes the stack and what util.inspect prints the report: the code, then each mismatch, and no frame', () => {
+    const error = asStartupReport(new SchemaValidatorError('schema_mismatch', { mismatches: mismatches as never }));
+    const report = [
+      'SchemaValidatorError: schema_mismatch {"mismatches":2}',
+      ...mismatches.map((mismatch) => JSON.stringify(mismatch)),
+    ].join('\n');
+    expect(error.stack).toBe(report);
+    expect(inspect(error)).toBe(report);
+    expect(inspect({ cause: error })).not.toMatch(/^\s+at /m);
+    // what an operator command prints is unchanged
+    expect(startupFailureLines(error)[0]).toBe('reference service failed to start: schema_mismatch {"mismatches":2}');
   });
 });

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { classifyFailure } from './postgres-failure';
 import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
 
@@ -9,7 +10,8 @@ const ERROR_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  * The lines an operator command (`npm start`, the migration CLI) prints when it fails, each starting
  * with `prefix`: first the error's code (with its
  * scalar details), then every schema mismatch on a line of its own as
- * `{"table":…,"property":…,"expected":…,"actual":…}`. An error that is not this package's prints
+ * `{"table":…,"property":…,"expected":…,"actual":…}`, led by `"module":…` when the mismatch names
+ * its module (the one start-up report of `StartupSchemaCheck`). An error that is not this package's prints
  * only its class name and database codes (SQLSTATE, socket error), never the driver's text.
  *
  * @example
@@ -22,11 +24,24 @@ export function failureReportLines(prefix: string, error: unknown): string[] {
   if (Array.isArray(mismatches)) {
     for (const item of mismatches as readonly unknown[]) {
       const record = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
-      const line = { table: field(record.table), property: field(record.property), expected: field(record.expected), actual: field(record.actual) };
+      const line = { ...(record.module === undefined ? {} : { module: field(record.module) }), table: field(record.table), property: field(record.property), expected: field(record.expected), actual: field(record.actual) };
       lines.push(escape(JSON.stringify(line)));
     }
   }
   return lines;
+}
+
+/**
+ * Makes `error` print as its report: its `stack`, and what `util.inspect` shows, become the lines of
+ * {@link failureReportLines} (prefix: the error's name), so Node's print of an uncaught rejection,
+ * Nest's logger (`ExceptionHandler`) or any logger that prints the stack shows the code and every
+ * mismatch once, and no frame. Returns the same error.
+ */
+export function asStartupReport<E extends AgentRuntimeError<string>>(error: E): E {
+  const report = failureReportLines(`${error.name}:`, error).join('\n');
+  Object.defineProperty(error, 'stack', { value: report, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(error, inspect.custom, { value: () => report, configurable: true, enumerable: false });
+  return error;
 }
 
 function foreignError(error: unknown): string {

@@ -1,6 +1,9 @@
 import { DynamicModule, Global, Inject, Logger, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
 import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
 import { dataSourceInjection } from '../database/app-data-source.provider';
+import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
+import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
+import { evalStoreSchemaTarget } from './service/eval-store-check';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { RunRegistry } from '../runner/runs/run-registry';
@@ -42,6 +45,18 @@ function serviceProvider(dataSourceToken: InjectionToken): Provider {
   };
 }
 
+const EVALUATION_SCHEMA_REGISTRATION = Symbol('EvaluationModule.schemaRegistration');
+
+/** Registers the store's tables with the app's start-up check; apart from the service, which waits for the `RunRegistry`. */
+function schemaRegistrationProvider(dataSourceToken: InjectionToken): Provider {
+  return {
+    provide: EVALUATION_SCHEMA_REGISTRATION,
+    inject: [EVALUATION_MODULE_OPTIONS, dataSourceToken, StartupSchemaCheck],
+    useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, schemaCheck: StartupSchemaCheck) =>
+      (schemaCheck.register('evaluation', () => evalStoreSchemaTarget(dataSource, options.store)), true),
+  };
+}
+
 /**
  * Global module owning one `EvalService` and its `PostgresEvalStore` on a TypeORM DataSource, with
  * the `/evaluations` routes and `EvalServiceHealthIndicator` (spec 05 §10). Jobs name the agents of
@@ -56,7 +71,11 @@ function serviceProvider(dataSourceToken: InjectionToken): Provider {
 @Global()
 @Module({})
 export class EvaluationModule implements OnModuleInit {
-  constructor(@Inject(EvalService) private readonly service: EvalService, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+  constructor(
+    @Inject(EvalService) private readonly service: EvalService,
+    @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator,
+    @Inject(StartupSchemaCheck) private readonly schemaCheck: StartupSchemaCheck,
+  ) {
     coordinator.register({
       component: 'evaluation',
       phase: 'services',
@@ -74,6 +93,7 @@ export class EvaluationModule implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
+    await this.schemaCheck.assertAll();
     await this.service.start();
   }
 }
@@ -88,8 +108,8 @@ const evaluationModule = moduleBuilder<EvaluationModuleOptions, EvaluationOption
   metadata: (declared) => {
     const dataSource = dataSourceInjection(declared, EVALUATION_DATA_SOURCE, refuse);
     return {
-      imports: [AgentRuntimeHealthModule],
-      providers: [...dataSource.providers, serviceProvider(dataSource.token), EvalServiceHealthIndicator],
+      imports: [AgentRuntimeHealthModule, StartupSchemaCheckModule],
+      providers: [...dataSource.providers, serviceProvider(dataSource.token), schemaRegistrationProvider(dataSource.token), EvalServiceHealthIndicator],
       exports: [EvalService, EVALUATION_MODULE_OPTIONS, EvalServiceHealthIndicator],
     };
   },

@@ -1,13 +1,16 @@
 import { DynamicModule, Global, Inject, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
 import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
 import { dataSourceInjection } from '../database/app-data-source.provider';
+import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
+import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { optionFailureDetails } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { InvocationLedger } from './invocation-ledger';
-import type { InvocationLedgerOptions } from './ledger-options';
+import { resolveLedgerOptions, type InvocationLedgerOptions } from './ledger-options';
+import { ledgerSchemaTarget } from './storage/ledger-startup';
 import { LEDGER_MODULE_OPTIONS } from './ledger.constants';
 import { LedgerError } from './ledger.errors';
 import { LedgerHealthIndicator } from './ledger.health';
@@ -43,7 +46,11 @@ const refuse = (fields: readonly string[]) => new LedgerError('invalid_ledger_op
 @Global()
 @Module({})
 export class LedgerModule implements OnModuleInit {
-  constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger, @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator) {
+  constructor(
+    @Inject(InvocationLedger) private readonly ledger: InvocationLedger,
+    @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator,
+    @Inject(StartupSchemaCheck) private readonly schemaCheck: StartupSchemaCheck,
+  ) {
     coordinator.register({
       component: 'invocation_ledger',
       phase: 'ledger',
@@ -61,6 +68,7 @@ export class LedgerModule implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
+    await this.schemaCheck.assertAll();
     await this.ledger.start();
   }
 }
@@ -68,9 +76,12 @@ export class LedgerModule implements OnModuleInit {
 function ledgerProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: InvocationLedger,
-    inject: [LEDGER_MODULE_OPTIONS, dataSourceToken, ...optionalEventEmitter()],
+    inject: [LEDGER_MODULE_OPTIONS, dataSourceToken, StartupSchemaCheck, ...optionalEventEmitter()],
     // the ledger validates its options (resolveLedgerOptions) and refuses bad ones when it starts
-    useFactory: (options: InvocationLedgerOptions, dataSource: never, events?: unknown) => new InvocationLedger(dataSource, options, { events: asTelemetrySink(events) }),
+    useFactory: (options: InvocationLedgerOptions, dataSource: never, schemaCheck: StartupSchemaCheck, events?: unknown) => {
+      schemaCheck.register('ledger', () => ledgerSchemaTarget(dataSource, resolveLedgerOptions(options)));
+      return new InvocationLedger(dataSource, options, { events: asTelemetrySink(events) });
+    },
   };
 }
 
@@ -83,7 +94,7 @@ const ledgerModule = moduleBuilder<LedgerModuleOptions, LedgerOptionsFactory, Ap
   metadata: (declared) => {
     const dataSource = dataSourceInjection(declared, LEDGER_DATA_SOURCE, refuse);
     return {
-      imports: [AgentRuntimeHealthModule],
+      imports: [AgentRuntimeHealthModule, StartupSchemaCheckModule],
       providers: [...dataSource.providers, ledgerProvider(dataSource.token), LedgerHealthIndicator],
       exports: [InvocationLedger, LEDGER_MODULE_OPTIONS, LedgerHealthIndicator],
     };

@@ -1,5 +1,7 @@
 import { DynamicModule, Global, Logger, Module, type Provider } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
+import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { AuditChainVerifier, auditChainVerifierOf } from './audit-log/audit-chain-verifier';
@@ -31,9 +33,9 @@ const providers: Provider[] = [
   },
   {
     provide: AuditSink,
-    inject: [RUNTIME_POLICY_OPTIONS, ModuleRef],
-    useFactory: (options: ResolvedRuntimePolicyModuleOptions, moduleRef: ModuleRef) => {
-      if (options.auditLog === 'postgres') return new DeferredPostgresAuditLog(moduleRef, options);
+    inject: [RUNTIME_POLICY_OPTIONS, ModuleRef, StartupSchemaCheck],
+    useFactory: (options: ResolvedRuntimePolicyModuleOptions, moduleRef: ModuleRef, schemaCheck: StartupSchemaCheck) => {
+      if (options.auditLog === 'postgres') return new DeferredPostgresAuditLog(moduleRef, options, schemaCheck);
       if (options.auditLog) return options.auditLog;
       logger.warn('no auditLog configured: policy decisions are not persisted');
       return null;
@@ -73,7 +75,7 @@ const runtimePolicyModule = moduleBuilder<RuntimePolicyModuleOptions, RuntimePol
   resolve: resolveRuntimePolicyModuleOptions,
   invalid: (details) => new RuntimePolicyError('invalid_runtime_policy_module_options', details),
   metadata: () => ({
-    imports: [DiscoveryModule],
+    imports: [DiscoveryModule, StartupSchemaCheckModule],
     providers,
     exports: [RuntimePolicy, AuditSink, AuditChainVerifier, RUNTIME_POLICY_OPTIONS, AuditRecorder, RuntimePolicyInterceptor],
   }),

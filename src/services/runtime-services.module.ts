@@ -1,6 +1,8 @@
 import { DynamicModule, Global, Inject, Module, type InjectionToken, type OnModuleInit, type Provider } from '@nestjs/common';
 import { APP_DATA_SOURCE_RULES, type AppDataSourceKey, type AppDataSourceOptions } from '../database/app-data-source';
 import { dataSourceInjection } from '../database/app-data-source.provider';
+import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
+import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
@@ -8,7 +10,8 @@ import { optionFailureDetails } from '../shared/options/option-reader';
 import { asTelemetrySink, optionalEventEmitter } from '../telemetry/event-emitter.provider';
 import { RuntimeServiceSupervisor } from './bundle/runtime-service-supervisor';
 import { createRuntimeServices } from './bundle/runtime-services-factory';
-import { readProfileOptions } from './profile/service-profile';
+import { generationTableSpecs } from './bundle/generation-components';
+import { compileServiceProfile, readProfileOptions } from './profile/service-profile';
 import { RuntimeServiceError } from './runtime-service.errors';
 import { RuntimeServicesHealthIndicator } from './runtime-services.health';
 import { MemoryOutbox } from './memory-outbox.provider';
@@ -42,9 +45,19 @@ function supervisorProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: RuntimeServiceSupervisor,
     // only the durable profile needs a DataSource
-    inject: [RUNTIME_SERVICES_MODULE_OPTIONS, { token: dataSourceToken, optional: true }, ...optionalEventEmitter()],
-    useFactory: (options: { profile: unknown; config: unknown }, dataSource: never, events?: unknown) =>
-      createRuntimeServices(options.profile, options.config, { ...(dataSource ? { dataSource } : {}), events: asTelemetrySink(events) }),
+    inject: [RUNTIME_SERVICES_MODULE_OPTIONS, { token: dataSourceToken, optional: true }, StartupSchemaCheck, ...optionalEventEmitter()],
+    useFactory: (options: { profile: unknown; config: unknown }, dataSource: never, schemaCheck: StartupSchemaCheck, events?: unknown) => {
+      const supervisor = createRuntimeServices(options.profile, options.config, {
+        ...(dataSource ? { dataSource } : {}),
+        events: asTelemetrySink(events),
+        schemaCheck: () => schemaCheck.assertAll(),
+      });
+      schemaCheck.register('runtime_services', () => {
+        const specs = generationTableSpecs(compileServiceProfile(options.profile, options.config));
+        return dataSource && specs.length > 0 ? { dataSource, specs } : null;
+      });
+      return supervisor;
+    },
   };
 }
 
@@ -88,7 +101,7 @@ const runtimeServicesModule = moduleBuilder<RuntimeServicesFactoryOptions, Runti
   metadata: (declared) => {
     const dataSource = dataSourceInjection(declared, SERVICES_DATA_SOURCE, refuse);
     return {
-      imports: [AgentRuntimeHealthModule],
+      imports: [AgentRuntimeHealthModule, StartupSchemaCheckModule],
       providers: [...dataSource.providers, supervisorProvider(dataSource.token), RuntimeServicesHealthIndicator, MemoryOutbox],
       exports: [RuntimeServiceSupervisor, RUNTIME_SERVICES_MODULE_OPTIONS, RuntimeServicesHealthIndicator, MemoryOutbox],
     };

@@ -23,6 +23,8 @@ describe('RunsModule with PostgresRunStoreProvider (spec 08 §4)', () => {
     const moduleRef = await Test.createTestingModule({ imports }).compile();
     // closed with the harness, before its database is dropped
     harness().track(() => moduleRef.close());
+    // the store starts in onModuleInit, after the app's one start-up schema check
+    await moduleRef.init();
     return moduleRef;
   }
 

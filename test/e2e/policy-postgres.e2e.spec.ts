@@ -17,7 +17,7 @@ import { verifyAuditChain } from '../../src/policy/audit-log/audit-chain-verific
 import { canonicalJson } from '../../src/json';
 import { DeferredPostgresAuditLog } from '../../src/policy/audit-log/deferred-postgres-audit-log.service';
 import { summarizeDecision, verifyDecisionDigest, type PolicyDecision } from '../../src/policy/policy-decision';
-import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
+import { SchemaValidatorError } from '../../src/database/schema-validator.errors';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
 import {
   argsOfSize,
@@ -176,18 +176,19 @@ describe("runtime policy with auditLog: 'postgres'", () => {
     } finally {
       await admin.end();
     }
+    // the app-wide start-up report (StartupSchemaCheck): each mismatch names its module
     const error = await startupError(postgresApp(database.url));
-    expect(RuntimePolicyError.isRuntimePolicyError(error)).toBe(true);
+    expect(error).toBeInstanceOf(SchemaValidatorError);
     expect(error.code).toBe('schema_mismatch');
     expect(error.details.mismatches).toEqual([
-      { table: AUDIT_LOG_TABLE, property: `trigger:${noChange.name}`, expected: describeTriggerSpec(noChange), actual: 'disabled' },
+      { module: 'policy_audit_log', table: AUDIT_LOG_TABLE, property: `trigger:${noChange.name}`, expected: describeTriggerSpec(noChange), actual: 'disabled' },
     ]);
   });
 
   it('fails start-up with schema_mismatch naming the missing table on a database without the migrations', async () => {
     const database = await freshDatabase(false);
     const error = await startupError(postgresApp(database.url));
-    expect(RuntimePolicyError.isRuntimePolicyError(error)).toBe(true);
+    expect(error).toBeInstanceOf(SchemaValidatorError);
     expect(error.code).toBe('schema_mismatch');
     expect(error.details.mismatches).toEqual(
       expect.arrayContaining([

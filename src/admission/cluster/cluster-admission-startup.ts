@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { AdmissionError } from '../admission.errors';
 import type { PgPool } from '../../database/postgres-pool';
 import { assertSchema } from '../../database/schema/schema-validator';
+import type { SchemaCheckTarget } from '../../database/schema/startup-schema-check';
 import { SchemaValidatorError, type SchemaReadFailureDetails } from '../../database/schema-validator.errors';
 import { runTransaction } from '../../database/transaction-runner';
 import { ClusterError } from '../../cluster/cluster.errors';
@@ -9,6 +10,11 @@ import type { AdmissionConfigFingerprint } from './admission-config-fingerprint'
 import { storeUnavailable } from './admission-decisions';
 import { ADMISSION_DECISION_LOCK_KEY, INSERT_CONFIG, LOCK_DECISIONS, SELECT_CONFIG } from './admission-sql';
 import { CLUSTER_ADMISSION_TABLE_SPECS } from './cluster-admission.schema';
+
+/** The three admission tables as the app-wide start-up check validates them. */
+export function clusterAdmissionSchemaTarget(dataSource: DataSource): SchemaCheckTarget {
+  return { dataSource, specs: CLUSTER_ADMISSION_TABLE_SPECS };
+}
 
 /**
  * Compares the three admission tables with their specs: `ClusterError('schema_mismatch')` with

@@ -4,6 +4,7 @@ import { InstanceLock, type ReconnectBackoff } from '../../database/instance-loc
 import { classifyFailure } from '../../database/postgres-failure';
 import type { PgPool } from '../../database/postgres-pool';
 import { assertSchema } from '../../database/schema/schema-validator';
+import type { SchemaCheckTarget } from '../../database/schema/startup-schema-check';
 import { SchemaValidatorError } from '../../database/schema-validator.errors';
 import type { Clock } from '../../shared/time/clock';
 import { retry } from '../../shared/time/retry';
@@ -65,18 +66,26 @@ async function connectWithRetries(lock: InstanceLock, retries: number, clock: Cl
   }
 }
 
+/** The ledger's table as the app-wide start-up check validates it (the pool's `synchronous_commit` only). */
+export function ledgerSchemaTarget(dataSource: DataSource, settings: ResolvedLedgerOptions): SchemaCheckTarget {
+  return {
+    dataSource,
+    specs: [ledgerTableSpec(settings.tableName)],
+    options: {
+      ...(settings.schema === null ? {} : { schema: settings.schema }),
+      connectRetries: settings.connectRetries,
+      requireSynchronousStandby: settings.requireSynchronousStandby,
+    },
+  };
+}
+
 async function assertLedgerTable(dataSource: DataSource, settings: ResolvedLedgerOptions, lock: InstanceLock, clock: Clock): Promise<void> {
+  const target = ledgerSchemaTarget(dataSource, settings);
   try {
     await assertSchema(
       dataSource,
-      [ledgerTableSpec(settings.tableName)],
-      {
-        ...(settings.schema === null ? {} : { schema: settings.schema }),
-        connectRetries: settings.connectRetries,
-        requireSynchronousStandby: settings.requireSynchronousStandby,
-        dedicatedConnections: lock.connection ? [lock.connection] : [],
-        clock,
-      },
+      target.specs,
+      { ...target.options, dedicatedConnections: lock.connection ? [lock.connection] : [], clock },
       (mismatches) => new LedgerError('schema_mismatch', { mismatches }),
     );
   } catch (error) {

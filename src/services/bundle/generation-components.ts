@@ -91,10 +91,15 @@ export function buildGenerationComponents(compiled: Compiled, deps: ComponentDep
     artifact: { adapter: artifactAdapter, expectedAdapterId: `${compiled.artifactAdapter}_artifact`, router: artifactRouter },
     memory: { adapter: memoryAdapter, expectedAdapterId: `${compiled.memoryAdapter}_memory`, router: memoryRouter },
     outbox: outbox === null ? null : Object.assign(outbox, { adapterId: DURABLE_MEMORY_ADAPTER_ID }),
-    tableSpecs: durable
-      ? [SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC, ...MEMORY_TABLE_SPECS, ...(compiled.artifactAdapter === 'postgres' ? ARTIFACT_TABLE_SPECS : []), ...OUTBOX_TABLE_SPECS]
-      : [],
+    tableSpecs: generationTableSpecs(compiled),
   });
+}
+
+/** Every table a generation of `compiled` owns: none outside the durable profile. */
+export function generationTableSpecs(compiled: CompiledServiceProfile): readonly TableSpec[] {
+  if (compiled.profile !== 'durable_local') return [];
+  const artifacts = compiled.artifactAdapter === 'postgres' ? ARTIFACT_TABLE_SPECS : [];
+  return [SESSION_TABLE_SPEC, SESSION_EVENT_TABLE_SPEC, ...MEMORY_TABLE_SPECS, ...artifacts, ...OUTBOX_TABLE_SPECS];
 }
 
 function router<S extends ArtifactScope | MemoryScope>(

@@ -12,6 +12,8 @@ export interface RuntimeServicesDeps {
   readonly dataSource?: DataSource;
   readonly clock?: Clock;
   readonly events?: TelemetrySink;
+  /** Awaited before the first generation validates its tables: the app's one start-up schema check (`RuntimeServicesModule` passes it). @default none */
+  readonly schemaCheck?: () => Promise<void>;
 }
 
 /**

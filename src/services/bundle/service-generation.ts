@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { assertSchema } from '../../database/schema/schema-validator';
 import type { TableSpec } from '../../database/schema/table-spec';
+import { SchemaValidatorError } from '../../database/schema-validator.errors';
+import type { ErrorDetailRecord } from '../../shared/errors/agent-runtime-error';
 import type { RunnerPlugin } from '../../runner/agent.types';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/time/clock';
@@ -52,6 +54,8 @@ export interface GenerationDeps {
   readonly dataSource?: DataSource;
   readonly clock?: Clock;
   readonly events?: TelemetrySink;
+  /** The app's one start-up schema check, awaited before the generation validates its own tables (`RuntimeServicesModule` passes it). */
+  readonly schemaCheck?: () => Promise<void>;
   /** Told once when the running generation stops on a fault, with the stop reason and its details. */
   readonly onFault?: (reason: string, details: Readonly<Record<string, string>>) => void;
 }
@@ -209,16 +213,20 @@ export class ServiceGeneration {
     try {
       await work();
     } catch (error) {
+      // the app's one start-up report passes through unchanged
+      if (SchemaValidatorError.isAgentRuntimeError(error, SchemaValidatorError)) throw error;
       const reason = RuntimeServiceError.isRuntimeServiceError(error) || isCoded(error) ? reasonOf(error) : 'runtime_service_dependency_unavailable';
-      throw new RuntimeServiceError('runtime_service_bundle_start_failed', { stage, reason });
+      const mismatches = mismatchesOf(error);
+      throw new RuntimeServiceError('runtime_service_bundle_start_failed', { stage, reason, ...(mismatches ? { mismatches } : {}) });
     }
   }
 
   async #assertTables(): Promise<void> {
     const dataSource = this.deps.dataSource;
     if (dataSource === undefined) throw new RuntimeServiceError('runtime_service_dependency_unavailable');
+    await this.deps.schemaCheck?.();
     const specs: TableSpec[] = [...this.components.tableSpecs];
-    await assertSchema(dataSource, specs, {}, (mismatches) => Object.assign(new RuntimeServiceError('runtime_service_bundle_start_failed', { stage: 'schema', reason: 'schema_mismatch' }), { mismatches }));
+    await assertSchema(dataSource, specs, {}, (mismatches) => new RuntimeServiceError('runtime_service_bundle_start_failed', { stage: 'schema', reason: 'schema_mismatch', mismatches }));
   }
 
   async #startRouted(component: RoutedComponent, kind: 'artifact' | 'memory'): Promise<void> {
@@ -257,6 +265,12 @@ function componentStatus(component: RoutedComponent): Readonly<Record<string, un
 
 function isCoded(error: unknown): error is { code: string } {
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string';
+}
+
+/** The schema mismatches a failed stage carries on (the schema stage's, a session store's `schema_mismatch`). */
+function mismatchesOf(error: unknown): readonly ErrorDetailRecord[] | undefined {
+  const mismatches = (error as { details?: { mismatches?: unknown } } | null)?.details?.mismatches;
+  return Array.isArray(mismatches) ? (mismatches as ErrorDetailRecord[]) : undefined;
 }
 
 /** The reason a failed stage reports: a start failure's own reason, else the error's code. */

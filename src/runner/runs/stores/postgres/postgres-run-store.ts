@@ -5,6 +5,7 @@ import type { PgPool } from '../../../../database/postgres-pool';
 import { qualifiedTable } from '../../../../database/qualified-table';
 import { assertSchema } from '../../../../database/schema/schema-validator';
 import { SchemaValidatorError } from '../../../../database/schema-validator.errors';
+import type { SchemaCheckTarget } from '../../../../database/schema/startup-schema-check';
 import { runStatement } from '../../../../database/statement-runner';
 import { runTransaction, type TransactionClient } from '../../../../database/transaction-runner';
 import type { RunStatus } from '../../run-registry.types';
@@ -87,6 +88,12 @@ export class PostgresRunStore implements RunStore {
     return this.state === 'started' && this.listener !== null && this.listener.connected;
   }
 
+  /** Both tables as the app-wide start-up check validates them. */
+  get schemaTarget(): SchemaCheckTarget {
+    const { instance, schema } = this.settings;
+    return { dataSource: instance.dataSource, specs: [RUNS_TABLE_SPEC, RUN_ITEMS_TABLE_SPEC], options: schema === null ? {} : { schema } };
+  }
+
   /**
    * Validates both tables (`schema_mismatch` with `{mismatches}`), starts LISTEN on
    * `agent_runtime_runs` and the periodic tick. `cluster_unavailable` when the database cannot be
@@ -97,7 +104,8 @@ export class PostgresRunStore implements RunStore {
     if (this.state === 'stopped') throw new ClusterError('cluster_unavailable', { reason: 'stopped' });
     const { instance, schema } = this.settings;
     try {
-      await assertSchema(instance.dataSource, [RUNS_TABLE_SPEC, RUN_ITEMS_TABLE_SPEC], schema === null ? {} : { schema }, (mismatches) => new ClusterError('schema_mismatch', { mismatches }));
+      const target = this.schemaTarget;
+      await assertSchema(target.dataSource, target.specs, target.options ?? {}, (mismatches) => new ClusterError('schema_mismatch', { mismatches }));
     } catch (error) {
       if (error instanceof SchemaValidatorError) throw new ClusterError('cluster_unavailable', { ...error.details });
       throw error;
