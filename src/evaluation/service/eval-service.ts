@@ -37,6 +37,13 @@ export type { EvalCapabilities } from './eval-capabilities';
 export type { EvalCompareOptions } from './eval-compare';
 export type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
 
+/** One generation of the service: what a restart replaces (spec 05 §6.1). */
+interface EvalGeneration {
+  readonly pool: RequestPreparationPool;
+  readonly scheduler: EvalTaskScheduler;
+  readonly ownership: EvalOwnershipSession;
+}
+
 /**
  * The evaluation service (spec 05): jobs that run an eval set through the Runner in the background,
  * bounded by active and queued work, every lifecycle change persisted by compare-and-set, one owner
@@ -55,11 +62,13 @@ export class EvalService {
   readonly #clock: Clock;
   readonly #events: TelemetrySink | undefined;
   readonly #logger: EvalServiceLogger | undefined;
-  readonly #pool: RequestPreparationPool;
-  readonly #scheduler: EvalTaskScheduler;
-  readonly #ownership: EvalOwnershipSession;
+  readonly #onFaultStop: ((reason: string) => void) | undefined;
+  readonly #preparationWorkerFile: string | undefined;
+  #generation!: EvalGeneration;
   #state: EvalServiceState = 'created';
   #stopReason: string | null = null;
+  /** `stop()` was called: no later generation. */
+  #final = false;
   #recovered = 0;
   #pendingSubmissions = 0;
 
@@ -71,23 +80,9 @@ export class EvalService {
     this.#clock = deps.clock ?? systemClock;
     this.#events = deps.events;
     this.#logger = deps.logger;
-    const { executor, config } = workerExecutor(this.#options.worker, this.#registry, this.#clock);
-    this.#pool = new RequestPreparationPool(this.#options.preparation, { clock: this.#clock, ...(deps.preparationWorkerFile ? { filename: deps.preparationWorkerFile } : {}) });
-    this.#scheduler = new EvalTaskScheduler({
-      store: this.#store,
-      executor,
-      executorConfig: config,
-      clock: this.#clock,
-      limits: this.#options,
-      isRunning: () => this.#state === 'running',
-      failStop: (reason) => this.#failStop(reason),
-      transitioned: (before, after) => emitJobTransition(this.#events, before, after, this.#scheduler),
-    });
-    this.#ownership = new EvalOwnershipSession(this.#store, this.#clock, {
-      takeOver: () => this.#takeOver(),
-      failed: (reason) => this.#failStop(reason),
-      lost: () => this.#failStop('eval_store_ownership_lost'),
-    });
+    this.#onFaultStop = deps.onFaultStop;
+    this.#preparationWorkerFile = deps.preparationWorkerFile;
+    this.#newGeneration();
   }
 
   /** The current state. */
@@ -104,35 +99,54 @@ export class EvalService {
    * Start-up (spec 05 §3): ownership before anything else, then the identity recheck, the schema,
    * recovery, the preparation pool, `running`. Owned elsewhere: `eval_store_already_owned`
    * (`ownership: 'fail_fast'`) or `standby`. Any failure releases what was taken and rejects; the
-   * instance is then stopped for good (`eval_service_unavailable` on a second `start`).
+   * instance is then stopped (`eval_service_unavailable` on a second `start`; see `restart`).
    */
   async start(): Promise<void> {
-    // a stopped service is final: its replacement is a new instance
+    // a stopped service comes back through restart(), never through a second start()
     if (this.#state === 'stopped') this.#assertServing();
     if (this.#state !== 'created') return;
     this.#state = 'starting';
+    const generation = this.#generation;
     try {
-      const won = await this.#ownership.open();
+      const won = await generation.ownership.open();
       if (!won) {
         if (this.#options.ownership === 'fail_fast') throw new EvalServiceError('eval_store_already_owned');
         this.#state = 'standby';
-        this.#ownership.retryInStandby();
+        generation.ownership.retryInStandby();
         return;
       }
-      await this.#takeOver();
+      await this.#takeOver(generation);
     } catch (error) {
-      this.#stopReason = EvalServiceError.isEvalServiceError(error) ? error.code : 'eval_store_unavailable';
-      this.#state = 'stopped';
-      await this.#release();
+      const code = EvalServiceError.isEvalServiceError(error) ? error.code : 'eval_store_unavailable';
+      if (generation === this.#generation && this.state !== 'stopped') {
+        this.#stopReason = code;
+        this.#state = 'stopped';
+      }
+      await this.#release(generation);
       throw EvalServiceError.isEvalServiceError(error) ? error : new EvalServiceError('eval_store_unavailable');
     }
   }
 
-  /** Stop (spec 05 §3): running tasks are aborted without writing, rows stay for the next start, the lock goes last. */
+  /**
+   * A new generation after a stop on a fault or a failed start (spec 05 §6.1): a new ownership
+   * session, preparation pool and scheduler, then start-up as at app start (ownership, recovery of
+   * the rows the previous generation left `queued`/`running`, or `standby`). Rejects with the failing
+   * step's code and stays `stopped`; `EvaluationModule` calls it with backoff. After `stop()`, or
+   * while not stopped, it does nothing.
+   */
+  async restart(): Promise<void> {
+    if (this.#final || this.#state !== 'stopped') return;
+    this.#newGeneration();
+    this.#stopReason = null;
+    this.#state = 'created';
+    await this.start();
+  }
+
+  /** Stop (spec 05 §3): running tasks are aborted without writing, rows stay for the next start, the lock goes last. Final. */
   async stop(): Promise<void> {
-    if (this.#state === 'stopped') return this.#release();
+    this.#final = true;
     this.#state = 'stopped';
-    await this.#release();
+    await this.#release(this.#generation);
   }
 
   /** Submits a job (spec 05 §4): prepared off the event loop, admitted, created atomically, started or queued. */
@@ -141,19 +155,20 @@ export class EvalService {
       const checked = checkEvalScope(scope);
       this.#pendingSubmissions += 1;
       try {
-        const prepared = await this.#pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
+        const prepared = await this.#generation.pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
         assertKnownAgent(this.#registry, prepared.agent);
         this.#assertServing();
-        const reservation = this.#scheduler.reserve(prepared.request_bytes);
+        const { scheduler } = this.#generation;
+        const reservation = scheduler.reserve(prepared.request_bytes);
         let record: EvalJobRecord;
         try {
           record = await this.#store.createEvaluation(checked, prepared);
         } catch (error) {
-          this.#scheduler.release(reservation, prepared.request_bytes);
+          scheduler.release(reservation, prepared.request_bytes);
           throw error;
         }
         const execution = { job_id: record.job_id, scope: checked, agent: prepared.agent, set: prepared.set, metrics: prepared.metrics, options: prepared.options };
-        return await this.#scheduler.admit(reservation, record, execution);
+        return await scheduler.admit(reservation, record, execution);
       } finally {
         this.#pendingSubmissions -= 1;
       }
@@ -172,7 +187,7 @@ export class EvalService {
 
   /** Cancels a queued or running job (spec 05 §6); a terminal one is `already_terminal`. */
   cancel(scope: EvalScope, jobId: string): Promise<PublicEvalJob> {
-    return this.#call(() => this.#scheduler.cancel(checkEvalScope(scope), checkEvalJobId(jobId)));
+    return this.#call(() => this.#generation.scheduler.cancel(checkEvalScope(scope), checkEvalJobId(jobId)));
   }
 
   /** The app's jobs, newest last, keyset-paged. */
@@ -219,19 +234,14 @@ export class EvalService {
 
   /** The capabilities record (spec 05 §9), from memory. */
   capabilities(): EvalCapabilities {
-    const { activeJobs, queuedJobs, queuedBytes } = this.#scheduler;
+    const { activeJobs, queuedJobs, queuedBytes } = this.#generation.scheduler;
     const counts = { activeJobs, queuedJobs, queuedBytes, pendingSubmissions: this.#pendingSubmissions, recoveredJobs: this.#recovered };
-    return evalCapabilities({ state: this.#state, identitySource: this.#ownership.identitySource, options: this.#options, ...counts });
+    return evalCapabilities({ state: this.#state, identitySource: this.#generation.ownership.identitySource, options: this.#options, ...counts });
   }
 
   /** Readiness: `running` with the ownership locks held and their connection answering within `timeoutMs`. */
   async isHealthy(timeoutMs: number): Promise<boolean> {
-    return this.#state === 'running' && (await this.#ownership.ping(timeoutMs));
-  }
-
-  /** Liveness: false only once the service has stopped. */
-  isLive(): boolean {
-    return this.#state !== 'stopped';
+    return this.#state === 'running' && (await this.#generation.ownership.ping(timeoutMs));
   }
 
   toJSON(): EvalCapabilities {
@@ -242,34 +252,65 @@ export class EvalService {
     return `EvalService ${inspect(this.capabilities())}`;
   }
 
-  async #takeOver(): Promise<void> {
-    await this.#ownership.recheckIdentity();
-    await this.#ownership.assertSchema();
+  /** The pieces one generation owns; callbacks of an older generation are ignored. */
+  #newGeneration(): void {
+    const { executor, config } = workerExecutor(this.#options.worker, this.#registry, this.#clock);
+    const pool = new RequestPreparationPool(this.#options.preparation, { clock: this.#clock, ...(this.#preparationWorkerFile ? { filename: this.#preparationWorkerFile } : {}) });
+    const isCurrent = () => this.#generation === generation;
+    const scheduler: EvalTaskScheduler = new EvalTaskScheduler({
+      store: this.#store,
+      executor,
+      executorConfig: config,
+      clock: this.#clock,
+      limits: this.#options,
+      isRunning: () => isCurrent() && this.#state === 'running',
+      failStop: (reason) => this.#failStop(generation, reason),
+      transitioned: (before, after) => emitJobTransition(this.#events, before, after, scheduler),
+    });
+    const ownership = new EvalOwnershipSession(this.#store, this.#clock, {
+      takeOver: () => this.#takeOver(generation),
+      failed: (reason) => this.#failStop(generation, reason),
+      lost: () => this.#failStop(generation, 'eval_store_ownership_lost'),
+    });
+    const generation: EvalGeneration = { pool, scheduler, ownership };
+    this.#generation = generation;
+  }
+
+  async #takeOver(generation: EvalGeneration): Promise<void> {
+    await generation.ownership.recheckIdentity();
+    await generation.ownership.assertSchema();
     try {
       this.#recovered = await this.#store.recover();
     } catch {
       throw new EvalServiceError('eval_store_recovery_failed');
     }
-    await this.#pool.start();
+    await generation.pool.start();
+    if (generation !== this.#generation || this.#state === 'stopped') throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
     this.#state = 'running';
   }
 
-  #failStop(reason: string): void {
-    if (this.#state === 'stopped') return;
+  #failStop(generation: EvalGeneration, reason: string): void {
+    if (generation !== this.#generation || this.#state === 'stopped') return;
     this.#stopReason = reason;
     this.#state = 'stopped';
     try {
-      this.#logger?.error(`evaluation service stopped: ${reason}; liveness is down until the app restarts, and that start fails the unfinished jobs`);
+      this.#logger?.error(`evaluation service stopped: ${reason}; the next generation's start fails the unfinished jobs`);
     } catch {
       // a broken logger must not keep the service from stopping
     }
-    void this.#release();
+    void this.#release(generation).then(() => {
+      try {
+        this.#onFaultStop?.(reason);
+      } catch {
+        // a throwing listener must not break the service
+      }
+    });
   }
 
-  async #release(): Promise<void> {
-    this.#scheduler.abandonAll();
-    await this.#pool.destroy().catch(() => undefined);
-    await this.#ownership.close();
+  async #release(generation: EvalGeneration): Promise<void> {
+    generation.scheduler.abandonAll();
+    await generation.pool.destroy().catch(() => undefined);
+    await generation.ownership.close();
   }
 
   #assertServing(): void {
