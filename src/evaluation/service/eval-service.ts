@@ -167,6 +167,7 @@ export class EvalService {
           scheduler.release(reservation, prepared.request_bytes);
           throw error;
         }
+        if (scheduler !== this.#generation.scheduler) return await this.#failCreatedAfterRestart(checked, record);
         const execution = { job_id: record.job_id, scope: checked, agent: prepared.agent, set: prepared.set, metrics: prepared.metrics, options: prepared.options };
         return await scheduler.admit(reservation, record, execution);
       } finally {
@@ -311,6 +312,15 @@ export class EvalService {
     generation.scheduler.abandonAll();
     await generation.pool.destroy().catch(() => undefined);
     await generation.ownership.close();
+  }
+
+  /**
+   * A job created while its generation was replaced: the new generation's recovery may have run
+   * before the row existed, so it is failed here, never left `queued` without a scheduler.
+   */
+  async #failCreatedAfterRestart(scope: EvalScope, record: EvalJobRecord): Promise<never> {
+    await this.#store.transition(scope, record.job_id, ['queued'], 'failed', { reason: 'evaluation_service_restarted' }).catch(() => undefined);
+    throw new EvalServiceError('eval_service_unavailable', { reason: 'evaluation_service_restarted' });
   }
 
   #assertServing(): void {
