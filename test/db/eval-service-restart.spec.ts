@@ -70,6 +70,18 @@ describe('restart: a new generation after a stop on a fault (spec 05 §6.1)', ()
     expect(await thrown(service.start())).toMatchObject({ code: 'eval_service_unavailable' });
   });
 
+  it('stop() during a restart wins: the service ends stopped and holds no lock', async () => {
+    const service = await t.service({ ownership: 'standby' });
+    await service.start();
+    await killOwnershipConnection();
+    await eventually(() => (service.state === 'stopped' ? true : undefined));
+    const restarting = service.restart().catch(() => undefined);
+    await service.stop();
+    await restarting;
+    expect(service.state).toBe('stopped');
+    await eventually(async () => ((await t.sql(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`))[0].n === 0 ? true : undefined));
+  });
+
   it('a restart that finds the store owned elsewhere stands by, and takes over when that owner stops', async () => {
     const service = await t.service({ ownership: 'standby' });
     await service.start();

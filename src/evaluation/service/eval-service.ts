@@ -109,6 +109,8 @@ export class EvalService {
     const generation = this.#generation;
     try {
       const won = await generation.ownership.open();
+      // stop() while the connection opened (an app closing during a restart) is final
+      if (this.#final) throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
       if (!won) {
         if (this.#options.ownership === 'fail_fast') throw new EvalServiceError('eval_store_already_owned');
         this.#state = 'standby';
