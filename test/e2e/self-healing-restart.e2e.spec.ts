@@ -1,7 +1,8 @@
 /**
  * Components restart themselves (issue 23 item 2; conventions, "Health and shutdown"; spec 05 §6.1)
  * through a real Nest app on a real socket and real Postgres: every session of the app's database is
- * terminated, as a Postgres restart would do. Liveness stays 200 throughout; readiness goes down and
+ * terminated, as a Postgres restart would do, once while the database refuses new connections for a
+ * few seconds (Postgres stopped) and once while it accepts them at once. Liveness stays 200 throughout; readiness goes down and
  * comes back by itself; the evaluation service runs again as a new generation whose recovery failed
  * the job that was running; the ledger holds its lock again. After `app.close()` nothing restarts.
  */
@@ -49,6 +50,41 @@ async function terminateSessions(url: string): Promise<number> {
   }
 }
 
+/** One statement on the server's maintenance database (`DATABASE_URL`). */
+async function serverSql(text: string): Promise<void> {
+  const client = new Client({ connectionString: process.env.DATABASE_URL });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Terminates the sessions of database `name` from the server's maintenance database (when it refuses new ones). */
+const terminateSessionsFrom = (name: string) => serverSql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+
+/** Polls `GET /health/live` every 50 ms; `stop()` answers the statuses other than 200 (after at least 10 answers). */
+function probeLiveness(http: HttpClient): { stop(): Promise<number[]> } {
+  const statuses: number[] = [];
+  let probing = true;
+  const prober = (async () => {
+    while (probing) {
+      statuses.push((await http.send('/health/live').result).status);
+      await sleep(50);
+    }
+  })();
+  return {
+    async stop() {
+      probing = false;
+      await prober;
+      expect(statuses.length).toBeGreaterThan(10);
+      return statuses.filter((status) => status !== 200);
+    },
+  };
+}
+
 async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -86,20 +122,37 @@ describe('self-healing: a database blink leaves nothing unready (issue 23 item 2
     await fresh?.drop();
   });
 
+  test('while the database refuses connections: readiness 503 naming the ledger and evaluation, liveness 200; both back by themselves once it accepts', async () => {
+    const name = new URL(fresh.url).pathname.slice(1);
+    const live = probeLiveness(http);
+    await serverSql(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    let allowedAt = 0;
+    try {
+      await terminateSessionsFrom(name);
+      await until(async () => {
+        const ready = await http.send('/health/ready').result;
+        return ready.status === 503 && ready.body.error.invocation_ledger?.status === 'down' && ready.body.error.evaluation?.status === 'down';
+      }, 'readiness to name the ledger and evaluation down');
+      await sleep(3000);
+      expect((await http.send('/health/ready').result).status).toBe(503);
+      expect(app.get(InvocationLedger).lockHeld).toBe(false);
+    } finally {
+      await serverSql(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      allowedAt = Date.now();
+    }
+    await until(async () => (await http.send('/health/ready').result).status === 200, 'readiness to come back', 20_000);
+    expect(Date.now() - allowedAt).toBeLessThan(15_000);
+    expect(app.get(EvalService).state).toBe('running');
+    expect(await live.stop()).toEqual([]);
+  }, 60_000);
+
   test('liveness 200 throughout; readiness back by itself; the running job failed by the new generation; no restart after close', async () => {
     const client = new EvaluationClient(http);
     expect((await http.send('/health/ready').result).status).toBe(200);
     const jobId = await client.submitted(waitingRequest);
     expect((await client.waitForPhase(jobId, ['running'])).phase).toBe('running');
 
-    const live: number[] = [];
-    let probing = true;
-    const prober = (async () => {
-      while (probing) {
-        live.push((await http.send('/health/live').result).status);
-        await sleep(50);
-      }
-    })();
+    const live = probeLiveness(http);
 
     const service = app.get(EvalService);
     const ledger = app.get(InvocationLedger);
@@ -122,10 +175,7 @@ describe('self-healing: a database blink leaves nothing unready (issue 23 item 2
     expect(ledger.lockHeld).toBe(true);
     expect((await client.status(jobId)).body.job).toMatchObject({ phase: 'failed', reason: 'evaluation_service_restarted' });
 
-    probing = false;
-    await prober;
-    expect(live.length).toBeGreaterThan(10);
-    expect(live.filter((status) => status !== 200)).toEqual([]);
+    expect(await live.stop()).toEqual([]);
 
     // shutdown ends the supervisor: a stop on a fault during or after close is never followed by a restart
     http.destroyAll();
