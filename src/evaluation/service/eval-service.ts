@@ -1,7 +1,6 @@
 import { inspect } from 'node:util';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { within } from '../../shared/time/timeout';
-import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { EvalServiceError } from '../eval.errors';
 import type {
   EvalBaselineRecord,
@@ -20,29 +19,19 @@ import type {
 } from '../eval.types';
 import { assertKnownAgent, type EvalRunnerRegistry } from '../executor/local-eval-executor';
 import type { EvalRegressionReport } from '../executor/regression-report';
-import { RequestPreparationPool } from '../preparation/request-preparation-pool';
 import { checkEvalScope, checkEvalJobId } from '../eval-scope';
 import { completedResult } from './completed-result';
 import { evalCapabilities, type EvalCapabilities } from './eval-capabilities';
 import { compareWithBaseline, type EvalCompareOptions } from './eval-compare';
-import { emitJobTransition } from './eval-job-telemetry';
 import { checkEvalStore } from './eval-store-check';
-import { resolveEvalServiceOptions, workerExecutor, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
-import type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
-import { EvalOwnershipSession } from './eval-ownership-session';
-import { EvalTaskScheduler } from './eval-task-scheduler';
+import { resolveEvalServiceOptions, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
+import type { EvalServiceDeps, EvalServiceState } from './eval-service.types';
+import { EvalGeneration, failCreatedAfterRestart } from './eval-generation';
 import { publicEvalJob } from './public-eval-job';
 
 export type { EvalCapabilities } from './eval-capabilities';
 export type { EvalCompareOptions } from './eval-compare';
 export type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
-
-/** One generation of the service: what a restart replaces (spec 05 §6.1). */
-interface EvalGeneration {
-  readonly pool: RequestPreparationPool;
-  readonly scheduler: EvalTaskScheduler;
-  readonly ownership: EvalOwnershipSession;
-}
 
 /**
  * The evaluation service (spec 05): jobs that run an eval set through the Runner in the background,
@@ -60,15 +49,11 @@ export class EvalService {
   readonly #store: EvalStore;
   readonly #registry: EvalRunnerRegistry | undefined;
   readonly #clock: Clock;
-  readonly #events: TelemetrySink | undefined;
-  readonly #logger: EvalServiceLogger | undefined;
-  readonly #onFaultStop: ((reason: string) => void) | undefined;
-  readonly #preparationWorkerFile: string | undefined;
+  readonly #deps: EvalServiceDeps;
   #generation!: EvalGeneration;
   #state: EvalServiceState = 'created';
   #stopReason: string | null = null;
-  /** `stop()` was called: no later generation. */
-  #final = false;
+  #stoppedForGood = false;
   #recovered = 0;
   #pendingSubmissions = 0;
 
@@ -78,10 +63,7 @@ export class EvalService {
     this.#store = checkEvalStore(deps?.store);
     this.#registry = deps.registry;
     this.#clock = deps.clock ?? systemClock;
-    this.#events = deps.events;
-    this.#logger = deps.logger;
-    this.#onFaultStop = deps.onFaultStop;
-    this.#preparationWorkerFile = deps.preparationWorkerFile;
+    this.#deps = deps;
     this.#newGeneration();
   }
 
@@ -110,7 +92,7 @@ export class EvalService {
     try {
       const won = await generation.ownership.open();
       // stop() while the connection opened (an app closing during a restart) is final
-      if (this.#final) throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
+      if (this.#stoppedForGood) throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
       if (!won) {
         if (this.#options.ownership === 'fail_fast') throw new EvalServiceError('eval_store_already_owned');
         this.#state = 'standby';
@@ -124,20 +106,18 @@ export class EvalService {
         this.#stopReason = code;
         this.#state = 'stopped';
       }
-      await this.#release(generation);
+      await generation.release();
       throw EvalServiceError.isEvalServiceError(error) ? error : new EvalServiceError('eval_store_unavailable');
     }
   }
 
   /**
-   * A new generation after a stop on a fault or a failed start (spec 05 §6.1): a new ownership
-   * session, preparation pool and scheduler, then start-up as at app start (ownership, recovery of
-   * the rows the previous generation left `queued`/`running`, or `standby`). Rejects with the failing
-   * step's code and stays `stopped`; `EvaluationModule` calls it with backoff. After `stop()`, or
-   * while not stopped, it does nothing.
+   * A new generation after a stop on a fault or a failed start (spec 05 §6.1), started as at app start
+   * (ownership, recovery of the rows left `queued`/`running`, or `standby`); rejects with the failing
+   * step's code. `EvaluationModule` calls it with backoff. A no-op after `stop()` or while not stopped.
    */
   async restart(): Promise<void> {
-    if (this.#final || this.#state !== 'stopped') return;
+    if (this.#stoppedForGood || this.#state !== 'stopped') return;
     this.#newGeneration();
     this.#stopReason = null;
     this.#state = 'created';
@@ -146,9 +126,9 @@ export class EvalService {
 
   /** Stop (spec 05 §3): running tasks are aborted without writing, rows stay for the next start, the lock goes last. Final. */
   async stop(): Promise<void> {
-    this.#final = true;
+    this.#stoppedForGood = true;
     this.#state = 'stopped';
-    await this.#release(this.#generation);
+    await this.#generation.release();
   }
 
   /** Submits a job (spec 05 §4): prepared off the event loop, admitted, created atomically, started or queued. */
@@ -169,7 +149,7 @@ export class EvalService {
           scheduler.release(reservation, prepared.request_bytes);
           throw error;
         }
-        if (scheduler !== this.#generation.scheduler) return await this.#failCreatedAfterRestart(checked, record);
+        if (scheduler !== this.#generation.scheduler) return await failCreatedAfterRestart(this.#store, checked, record);
         const execution = { job_id: record.job_id, scope: checked, agent: prepared.agent, set: prepared.set, metrics: prepared.metrics, options: prepared.options };
         return await scheduler.admit(reservation, record, execution);
       } finally {
@@ -255,28 +235,19 @@ export class EvalService {
     return `EvalService ${inspect(this.capabilities())}`;
   }
 
-  /** The pieces one generation owns; callbacks of an older generation are ignored. */
+  /** A new current generation; callbacks of an older one are ignored. */
   #newGeneration(): void {
-    const { executor, config } = workerExecutor(this.#options.worker, this.#registry, this.#clock);
-    const pool = new RequestPreparationPool(this.#options.preparation, { clock: this.#clock, ...(this.#preparationWorkerFile ? { filename: this.#preparationWorkerFile } : {}) });
-    const isCurrent = () => this.#generation === generation;
-    const scheduler: EvalTaskScheduler = new EvalTaskScheduler({
+    this.#generation = new EvalGeneration({
       store: this.#store,
-      executor,
-      executorConfig: config,
       clock: this.#clock,
-      limits: this.#options,
-      isRunning: () => isCurrent() && this.#state === 'running',
-      failStop: (reason) => this.#failStop(generation, reason),
-      transitioned: (before, after) => emitJobTransition(this.#events, before, after, scheduler),
+      options: this.#options,
+      registry: this.#registry,
+      events: this.#deps.events,
+      preparationWorkerFile: this.#deps.preparationWorkerFile,
+      isRunning: (generation) => generation === this.#generation && this.#state === 'running',
+      failStop: (generation, reason) => this.#failStop(generation, reason),
+      takeOver: (generation) => this.#takeOver(generation),
     });
-    const ownership = new EvalOwnershipSession(this.#store, this.#clock, {
-      takeOver: () => this.#takeOver(generation),
-      failed: (reason) => this.#failStop(generation, reason),
-      lost: () => this.#failStop(generation, 'eval_store_ownership_lost'),
-    });
-    const generation: EvalGeneration = { pool, scheduler, ownership };
-    this.#generation = generation;
   }
 
   async #takeOver(generation: EvalGeneration): Promise<void> {
@@ -296,33 +267,8 @@ export class EvalService {
     if (generation !== this.#generation || this.#state === 'stopped') return;
     this.#stopReason = reason;
     this.#state = 'stopped';
-    try {
-      this.#logger?.error(`evaluation service stopped: ${reason}; the next generation's start fails the unfinished jobs`);
-    } catch {
-      // a broken logger must not keep the service from stopping
-    }
-    void this.#release(generation).then(() => {
-      try {
-        this.#onFaultStop?.(reason);
-      } catch {
-        // a throwing listener must not break the service
-      }
-    });
-  }
-
-  async #release(generation: EvalGeneration): Promise<void> {
-    generation.scheduler.abandonAll();
-    await generation.pool.destroy().catch(() => undefined);
-    await generation.ownership.close();
-  }
-
-  /**
-   * A job created while its generation was replaced: the new generation's recovery may have run
-   * before the row existed, so it is failed here, never left `queued` without a scheduler.
-   */
-  async #failCreatedAfterRestart(scope: EvalScope, record: EvalJobRecord): Promise<never> {
-    await this.#store.transition(scope, record.job_id, ['queued'], 'failed', { reason: 'evaluation_service_restarted' }).catch(() => undefined);
-    throw new EvalServiceError('eval_service_unavailable', { reason: 'evaluation_service_restarted' });
+    safely(() => this.#deps.logger?.error(`evaluation service stopped: ${reason}; the next generation's start fails the unfinished jobs`));
+    void generation.release().then(() => safely(() => this.#deps.onFaultStop?.(reason)));
   }
 
   #assertServing(): void {
@@ -339,5 +285,14 @@ export class EvalService {
       return Promise.reject(error);
     }
     return within(Promise.resolve().then(work), this.#options.callTimeoutMs, this.#clock, () => new EvalServiceError('timeout'));
+  }
+}
+
+/** A broken logger or stop listener must not keep the service from stopping. */
+function safely(call: () => void): void {
+  try {
+    call();
+  } catch {
+    // ignored on purpose
   }
 }
