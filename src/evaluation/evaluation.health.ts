@@ -10,8 +10,8 @@ export const EVAL_HEALTH_TIMEOUT_MS = 1000;
  * Health of the evaluation service (spec 05 §10). Readiness (`isHealthy`): up only while `running`
  * with the ownership locks held and their connection answering; a `standby` service is down. Data
  * `{state, identity_source, active_jobs, queued_jobs, recovered_jobs}` (`state` rather than the
- * spec's `status`, which the indicator's own `up`/`down` occupies). Liveness (`isLive`): down only
- * once the service has stopped, so the orchestrator restarts the app and its start recovers the rows.
+ * spec's `status`, which the indicator's own `up`/`down` occupies). It is never part of liveness
+ * (conventions, "Health and shutdown"): a stopped service is restarted in-process by its module.
  */
 @ReadinessIndicator('evaluation')
 @Injectable()
@@ -28,9 +28,5 @@ export class EvalServiceHealthIndicator implements ComponentHealthIndicator {
       queued_jobs: c.queued_jobs,
       recovered_jobs: c.recovered_jobs,
     });
-  }
-
-  isLive(key = 'evaluation'): ComponentHealthResult {
-    return indicatorResult(key, this.service.isLive(), { state: this.service.state });
   }
 }

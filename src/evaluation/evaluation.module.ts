@@ -5,6 +5,8 @@ import { StartupSchemaCheck } from '../database/schema/startup-schema-check';
 import { StartupSchemaCheckModule } from '../database/startup-schema-check.module';
 import { evalStoreSchemaTarget } from './service/eval-store-check';
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
+import { AGENT_RUNTIME_HEALTH_OPTIONS, type ResolvedHealthOptions } from '../health/health-options';
+import { RestartSupervisor } from '../health/restart-supervisor';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { RunRegistry } from '../runner/runs/run-registry';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
@@ -31,18 +33,37 @@ export interface EvaluationModuleAsyncOptions extends ModuleAsyncOptions<Evaluat
 const EVALUATION_DATA_SOURCE = Symbol('EvaluationModule.dataSource');
 const refuse = (fields: readonly string[]) => new EvalServiceError('invalid_eval_service_options', optionFailureDetails(fields));
 
-function serviceProvider(dataSourceToken: InjectionToken): Provider {
-  return {
-    provide: EvalService,
-    inject: [EVALUATION_MODULE_OPTIONS, dataSourceToken, { token: RunRegistry, optional: true }, ...optionalEventEmitter()],
-    useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, registry: RunRegistry | undefined, events?: unknown) => {
-      const store = new PostgresEvalStore(dataSource, options.store);
-      return new EvalService(
-        { store: options.wrapStore ? options.wrapStore(store) : store, ...(registry ? { registry } : {}), events: asTelemetrySink(events), logger: new Logger('EvaluationModule') },
-        options.service,
-      );
+/** The service and the supervisor that restarts it after a stop on a fault (spec 05 §6.1). */
+interface SupervisedEvalService {
+  readonly service: EvalService;
+  readonly supervisor: RestartSupervisor;
+}
+
+const SUPERVISED_EVAL_SERVICE = Symbol('EvaluationModule.supervisedService');
+
+function serviceProviders(dataSourceToken: InjectionToken): Provider[] {
+  return [
+    {
+      provide: SUPERVISED_EVAL_SERVICE,
+      inject: [EVALUATION_MODULE_OPTIONS, dataSourceToken, AGENT_RUNTIME_HEALTH_OPTIONS, { token: RunRegistry, optional: true }, ...optionalEventEmitter()],
+      useFactory: (options: ResolvedEvaluationModuleOptions, dataSource: never, health: ResolvedHealthOptions, registry: RunRegistry | undefined, events?: unknown): SupervisedEvalService => {
+        const store = new PostgresEvalStore(dataSource, options.store);
+        const supervisor = new RestartSupervisor({ restart: () => service.restart(), ...(health.clock ? { clock: health.clock } : {}) });
+        const service: EvalService = new EvalService(
+          {
+            store: options.wrapStore ? options.wrapStore(store) : store,
+            ...(registry ? { registry } : {}),
+            events: asTelemetrySink(events),
+            logger: new Logger('EvaluationModule'),
+            onFaultStop: () => supervisor.stopped(),
+          },
+          options.service,
+        );
+        return { service, supervisor };
+      },
     },
-  };
+    { provide: EvalService, inject: [SUPERVISED_EVAL_SERVICE], useFactory: (supervised: SupervisedEvalService) => supervised.service },
+  ];
 }
 
 const EVALUATION_SCHEMA_REGISTRATION = Symbol('EvaluationModule.schemaRegistration');
@@ -61,9 +82,12 @@ function schemaRegistrationProvider(dataSourceToken: InjectionToken): Provider {
  * Global module owning one `EvalService` and its `PostgresEvalStore` on a TypeORM DataSource, with
  * the `/evaluations` routes and `EvalServiceHealthIndicator` (spec 05 §10). Jobs name the agents of
  * the `RunRegistry` that `RunsModule` provides. `onModuleInit` starts the service: a store owned by
- * another instance leaves it in `standby` (readiness down) until that owner's session ends. On
- * shutdown it stops in the coordinator's `services` step, after runs and admission drained: running
- * jobs are abandoned without writing, and the next start recovers their rows as failed.
+ * another instance leaves it in `standby` (readiness down) until that owner's session ends. A service
+ * that stops on a fault (spec 05 §6.1) is restarted in-process as a new generation after 1 s,
+ * doubling to 30 s while its start fails, on the health module's clock; readiness is down meanwhile
+ * and liveness never depends on it. On shutdown the restarts end and the service stops in the
+ * coordinator's `services` step, after runs and admission drained: running jobs are abandoned
+ * without writing, and the next start recovers their rows as failed.
  *
  * @example
  * EvaluationModule.forRoot({ resolveScope: (req) => ({ app: tenantOf(req) }), service: { maxConcurrency: 2 } })
@@ -71,15 +95,21 @@ function schemaRegistrationProvider(dataSourceToken: InjectionToken): Provider {
 @Global()
 @Module({})
 export class EvaluationModule implements OnModuleInit {
+  private readonly service: EvalService;
+
   constructor(
-    @Inject(EvalService) private readonly service: EvalService,
+    @Inject(SUPERVISED_EVAL_SERVICE) { service, supervisor }: SupervisedEvalService,
     @Inject(ShutdownCoordinator) coordinator: ShutdownCoordinator,
     @Inject(StartupSchemaCheck) private readonly schemaCheck: StartupSchemaCheck,
   ) {
+    this.service = service;
     coordinator.register({
       component: 'evaluation',
       phase: 'services',
-      run: () => service.stop(),
+      run: () => {
+        supervisor.close();
+        return service.stop();
+      },
       counts: () => ({ active_jobs: service.capabilities().active_jobs, queued_jobs: service.capabilities().queued_jobs }),
     });
   }
@@ -109,7 +139,7 @@ const evaluationModule = moduleBuilder<EvaluationModuleOptions, EvaluationOption
     const dataSource = dataSourceInjection(declared, EVALUATION_DATA_SOURCE, refuse);
     return {
       imports: [AgentRuntimeHealthModule, StartupSchemaCheckModule],
-      providers: [...dataSource.providers, serviceProvider(dataSource.token), schemaRegistrationProvider(dataSource.token), EvalServiceHealthIndicator],
+      providers: [...dataSource.providers, ...serviceProviders(dataSource.token), schemaRegistrationProvider(dataSource.token), EvalServiceHealthIndicator],
       exports: [EvalService, EVALUATION_MODULE_OPTIONS, EvalServiceHealthIndicator],
     };
   },

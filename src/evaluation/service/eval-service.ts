@@ -1,7 +1,6 @@
 import { inspect } from 'node:util';
 import { systemClock, type Clock } from '../../shared/time/clock';
 import { within } from '../../shared/time/timeout';
-import type { TelemetrySink } from '../../telemetry/telemetry-sink';
 import { EvalServiceError } from '../eval.errors';
 import type {
   EvalBaselineRecord,
@@ -20,17 +19,14 @@ import type {
 } from '../eval.types';
 import { assertKnownAgent, type EvalRunnerRegistry } from '../executor/local-eval-executor';
 import type { EvalRegressionReport } from '../executor/regression-report';
-import { RequestPreparationPool } from '../preparation/request-preparation-pool';
 import { checkEvalScope, checkEvalJobId } from '../eval-scope';
 import { completedResult } from './completed-result';
 import { evalCapabilities, type EvalCapabilities } from './eval-capabilities';
 import { compareWithBaseline, type EvalCompareOptions } from './eval-compare';
-import { emitJobTransition } from './eval-job-telemetry';
 import { checkEvalStore } from './eval-store-check';
-import { resolveEvalServiceOptions, workerExecutor, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
-import type { EvalServiceDeps, EvalServiceLogger, EvalServiceState } from './eval-service.types';
-import { EvalOwnershipSession } from './eval-ownership-session';
-import { EvalTaskScheduler } from './eval-task-scheduler';
+import { resolveEvalServiceOptions, type EvalServiceOptions, type ResolvedEvalServiceOptions } from './eval-service-options';
+import type { EvalServiceDeps, EvalServiceState } from './eval-service.types';
+import { EvalGeneration, failCreatedAfterRestart } from './eval-generation';
 import { publicEvalJob } from './public-eval-job';
 
 export type { EvalCapabilities } from './eval-capabilities';
@@ -53,13 +49,11 @@ export class EvalService {
   readonly #store: EvalStore;
   readonly #registry: EvalRunnerRegistry | undefined;
   readonly #clock: Clock;
-  readonly #events: TelemetrySink | undefined;
-  readonly #logger: EvalServiceLogger | undefined;
-  readonly #pool: RequestPreparationPool;
-  readonly #scheduler: EvalTaskScheduler;
-  readonly #ownership: EvalOwnershipSession;
+  readonly #deps: EvalServiceDeps;
+  #generation!: EvalGeneration;
   #state: EvalServiceState = 'created';
   #stopReason: string | null = null;
+  #stoppedForGood = false;
   #recovered = 0;
   #pendingSubmissions = 0;
 
@@ -69,25 +63,8 @@ export class EvalService {
     this.#store = checkEvalStore(deps?.store);
     this.#registry = deps.registry;
     this.#clock = deps.clock ?? systemClock;
-    this.#events = deps.events;
-    this.#logger = deps.logger;
-    const { executor, config } = workerExecutor(this.#options.worker, this.#registry, this.#clock);
-    this.#pool = new RequestPreparationPool(this.#options.preparation, { clock: this.#clock, ...(deps.preparationWorkerFile ? { filename: deps.preparationWorkerFile } : {}) });
-    this.#scheduler = new EvalTaskScheduler({
-      store: this.#store,
-      executor,
-      executorConfig: config,
-      clock: this.#clock,
-      limits: this.#options,
-      isRunning: () => this.#state === 'running',
-      failStop: (reason) => this.#failStop(reason),
-      transitioned: (before, after) => emitJobTransition(this.#events, before, after, this.#scheduler),
-    });
-    this.#ownership = new EvalOwnershipSession(this.#store, this.#clock, {
-      takeOver: () => this.#takeOver(),
-      failed: (reason) => this.#failStop(reason),
-      lost: () => this.#failStop('eval_store_ownership_lost'),
-    });
+    this.#deps = deps;
+    this.#newGeneration();
   }
 
   /** The current state. */
@@ -104,35 +81,54 @@ export class EvalService {
    * Start-up (spec 05 §3): ownership before anything else, then the identity recheck, the schema,
    * recovery, the preparation pool, `running`. Owned elsewhere: `eval_store_already_owned`
    * (`ownership: 'fail_fast'`) or `standby`. Any failure releases what was taken and rejects; the
-   * instance is then stopped for good (`eval_service_unavailable` on a second `start`).
+   * instance is then stopped (`eval_service_unavailable` on a second `start`; see `restart`).
    */
   async start(): Promise<void> {
-    // a stopped service is final: its replacement is a new instance
+    // a stopped service comes back through restart(), never through a second start()
     if (this.#state === 'stopped') this.#assertServing();
     if (this.#state !== 'created') return;
     this.#state = 'starting';
+    const generation = this.#generation;
     try {
-      const won = await this.#ownership.open();
+      const won = await generation.ownership.open();
+      // stop() while the connection opened (an app closing during a restart) is final
+      if (this.#stoppedForGood) throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
       if (!won) {
         if (this.#options.ownership === 'fail_fast') throw new EvalServiceError('eval_store_already_owned');
         this.#state = 'standby';
-        this.#ownership.retryInStandby();
+        generation.ownership.retryInStandby();
         return;
       }
-      await this.#takeOver();
+      await this.#takeOver(generation);
     } catch (error) {
-      this.#stopReason = EvalServiceError.isEvalServiceError(error) ? error.code : 'eval_store_unavailable';
-      this.#state = 'stopped';
-      await this.#release();
+      const code = EvalServiceError.isEvalServiceError(error) ? error.code : 'eval_store_unavailable';
+      if (generation === this.#generation && this.state !== 'stopped') {
+        this.#stopReason = code;
+        this.#state = 'stopped';
+      }
+      await generation.release();
       throw EvalServiceError.isEvalServiceError(error) ? error : new EvalServiceError('eval_store_unavailable');
     }
   }
 
-  /** Stop (spec 05 §3): running tasks are aborted without writing, rows stay for the next start, the lock goes last. */
+  /**
+   * A new generation after a stop on a fault or a failed start (spec 05 §6.1), started as at app start
+   * (ownership, recovery of the rows left `queued`/`running`, or `standby`); rejects with the failing
+   * step's code. `EvaluationModule` calls it with backoff. A no-op after `stop()` or while not stopped.
+   */
+  async restart(): Promise<void> {
+    if (this.#stoppedForGood || this.#state !== 'stopped') return;
+    this.#newGeneration();
+    this.#stopReason = null;
+    this.#state = 'created';
+    await this.start();
+  }
+
+  /** Stop (spec 05 §3): running tasks are aborted without writing, rows stay for the next start, the lock goes last. Final. */
   async stop(): Promise<void> {
-    if (this.#state === 'stopped') return this.#release();
+    this.#stoppedForGood = true;
     this.#state = 'stopped';
-    await this.#release();
+    await this.#generation.release();
   }
 
   /** Submits a job (spec 05 §4): prepared off the event loop, admitted, created atomically, started or queued. */
@@ -141,19 +137,21 @@ export class EvalService {
       const checked = checkEvalScope(scope);
       this.#pendingSubmissions += 1;
       try {
-        const prepared = await this.#pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
+        const prepared = await this.#generation.pool.prepare(request, { taskTimeoutMs: this.#options.taskTimeoutMs });
         assertKnownAgent(this.#registry, prepared.agent);
         this.#assertServing();
-        const reservation = this.#scheduler.reserve(prepared.request_bytes);
+        const { scheduler } = this.#generation;
+        const reservation = scheduler.reserve(prepared.request_bytes);
         let record: EvalJobRecord;
         try {
           record = await this.#store.createEvaluation(checked, prepared);
         } catch (error) {
-          this.#scheduler.release(reservation, prepared.request_bytes);
+          scheduler.release(reservation, prepared.request_bytes);
           throw error;
         }
+        if (scheduler !== this.#generation.scheduler) return await failCreatedAfterRestart(this.#store, checked, record);
         const execution = { job_id: record.job_id, scope: checked, agent: prepared.agent, set: prepared.set, metrics: prepared.metrics, options: prepared.options };
-        return await this.#scheduler.admit(reservation, record, execution);
+        return await scheduler.admit(reservation, record, execution);
       } finally {
         this.#pendingSubmissions -= 1;
       }
@@ -172,7 +170,7 @@ export class EvalService {
 
   /** Cancels a queued or running job (spec 05 §6); a terminal one is `already_terminal`. */
   cancel(scope: EvalScope, jobId: string): Promise<PublicEvalJob> {
-    return this.#call(() => this.#scheduler.cancel(checkEvalScope(scope), checkEvalJobId(jobId)));
+    return this.#call(() => this.#generation.scheduler.cancel(checkEvalScope(scope), checkEvalJobId(jobId)));
   }
 
   /** The app's jobs, newest last, keyset-paged. */
@@ -219,19 +217,14 @@ export class EvalService {
 
   /** The capabilities record (spec 05 §9), from memory. */
   capabilities(): EvalCapabilities {
-    const { activeJobs, queuedJobs, queuedBytes } = this.#scheduler;
+    const { activeJobs, queuedJobs, queuedBytes } = this.#generation.scheduler;
     const counts = { activeJobs, queuedJobs, queuedBytes, pendingSubmissions: this.#pendingSubmissions, recoveredJobs: this.#recovered };
-    return evalCapabilities({ state: this.#state, identitySource: this.#ownership.identitySource, options: this.#options, ...counts });
+    return evalCapabilities({ state: this.#state, identitySource: this.#generation.ownership.identitySource, options: this.#options, ...counts });
   }
 
   /** Readiness: `running` with the ownership locks held and their connection answering within `timeoutMs`. */
   async isHealthy(timeoutMs: number): Promise<boolean> {
-    return this.#state === 'running' && (await this.#ownership.ping(timeoutMs));
-  }
-
-  /** Liveness: false only once the service has stopped. */
-  isLive(): boolean {
-    return this.#state !== 'stopped';
+    return this.#state === 'running' && (await this.#generation.ownership.ping(timeoutMs));
   }
 
   toJSON(): EvalCapabilities {
@@ -242,34 +235,40 @@ export class EvalService {
     return `EvalService ${inspect(this.capabilities())}`;
   }
 
-  async #takeOver(): Promise<void> {
-    await this.#ownership.recheckIdentity();
-    await this.#ownership.assertSchema();
+  /** A new current generation; callbacks of an older one are ignored. */
+  #newGeneration(): void {
+    this.#generation = new EvalGeneration({
+      store: this.#store,
+      clock: this.#clock,
+      options: this.#options,
+      registry: this.#registry,
+      events: this.#deps.events,
+      preparationWorkerFile: this.#deps.preparationWorkerFile,
+      isRunning: (generation) => generation === this.#generation && this.#state === 'running',
+      failStop: (generation, reason) => this.#failStop(generation, reason),
+      takeOver: (generation) => this.#takeOver(generation),
+    });
+  }
+
+  async #takeOver(generation: EvalGeneration): Promise<void> {
+    await generation.ownership.recheckIdentity();
+    await generation.ownership.assertSchema();
     try {
       this.#recovered = await this.#store.recover();
     } catch {
       throw new EvalServiceError('eval_store_recovery_failed');
     }
-    await this.#pool.start();
+    await generation.pool.start();
+    if (generation !== this.#generation || this.#state === 'stopped') throw new EvalServiceError('eval_service_unavailable', { state: 'stopped' });
     this.#state = 'running';
   }
 
-  #failStop(reason: string): void {
-    if (this.#state === 'stopped') return;
+  #failStop(generation: EvalGeneration, reason: string): void {
+    if (generation !== this.#generation || this.#state === 'stopped') return;
     this.#stopReason = reason;
     this.#state = 'stopped';
-    try {
-      this.#logger?.error(`evaluation service stopped: ${reason}; liveness is down until the app restarts, and that start fails the unfinished jobs`);
-    } catch {
-      // a broken logger must not keep the service from stopping
-    }
-    void this.#release();
-  }
-
-  async #release(): Promise<void> {
-    this.#scheduler.abandonAll();
-    await this.#pool.destroy().catch(() => undefined);
-    await this.#ownership.close();
+    safely(() => this.#deps.logger?.error(`evaluation service stopped: ${reason}; the next generation's start fails the unfinished jobs`));
+    void generation.release().then(() => safely(() => this.#deps.onFaultStop?.(reason)));
   }
 
   #assertServing(): void {
@@ -286,5 +285,14 @@ export class EvalService {
       return Promise.reject(error);
     }
     return within(Promise.resolve().then(work), this.#options.callTimeoutMs, this.#clock, () => new EvalServiceError('timeout'));
+  }
+}
+
+/** A broken logger or stop listener must not keep the service from stopping. */
+function safely(call: () => void): void {
+  try {
+    call();
+  } catch {
+    // ignored on purpose
   }
 }

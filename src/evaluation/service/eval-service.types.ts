@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/time/clock';
 import type { EvalStore } from '../eval.types';
 import type { EvalRunnerRegistry } from '../executor/local-eval-executor';
 
-/** Lifecycle of a service (spec 05 §3): `stopped` is final. */
+/** Lifecycle of a service (spec 05 §3): `stopped` is final after `stop()`; after a fault, `restart()` begins a new generation. */
 export type EvalServiceState = 'created' | 'starting' | 'standby' | 'running' | 'stopped';
 
 /** What an {@link EvalService} is built on. */
@@ -20,6 +20,11 @@ export interface EvalServiceDeps {
   readonly preparationWorkerFile?: string;
   /** Where a stop on a fault is reported, one content-free line (Nest's `Logger` fits). @default none */
   readonly logger?: EvalServiceLogger;
+  /**
+   * Told once per stop on a fault (spec 05 §6.1) with its reason, after the generation released its
+   * lock; `EvaluationModule` schedules `restart()` here. A throw is ignored. @default none
+   */
+  readonly onFaultStop?: (reason: string) => void;
 }
 
 /** A sink for the service's one line about a stop on a fault. */
