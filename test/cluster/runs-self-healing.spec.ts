@@ -147,4 +147,54 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     expect(Date.now() - back).toBeLessThan(8000);
     expect((await statuses(h))[0].error).toEqual({ code: 'owner_lost', details: { reason: 'execution_lost' } });
   });
+
+  it('hands a run to the reconciler only when two rounds in a row find it owned here, unfinished and not executing', async () => {
+    const h = harness();
+    const dataSource = await h.dataSource();
+    const instance = new ClusterInstance({ dataSource, instanceId: 'rounds-a' });
+    await instance.start();
+    // no tick in this test: the rounds are called one by one
+    const store = new PostgresRunStore({ instance, pollIntervalMs: 60_000 });
+    await store.start();
+    h.track(async () => {
+      await store.stop();
+      await instance.stop();
+    });
+    const handed: string[] = [];
+    let executing = ['run-x'];
+    store.reconcileOwned(
+      () => executing,
+      (run) => handed.push(run.run_id),
+    );
+    const now = Date.now();
+    for (const runId of ['run-x', 'run-y']) {
+      const run: StoredRun = {
+        schema_version: 1,
+        run_id: runId,
+        agent: AGENT,
+        session_id: 's-1',
+        invocation_id: null,
+        status: 'running',
+        pending_call_ids: [],
+        created_at_ms: now,
+        updated_at_ms: now,
+        last_seq: 0,
+        error: null,
+        user_id: USER,
+        owner_principal: null,
+        durable: false,
+      };
+      expect(await store.create(run, { maxRuns: 10 })).toBe(true);
+    }
+    await store.reconcile();
+    expect(handed).toEqual([]);
+    await store.reconcile();
+    expect(handed).toEqual(['run-y']);
+    // run-x stops executing: found once, then handed
+    executing = [];
+    await store.reconcile();
+    expect(handed).toEqual(['run-y', 'run-y']);
+    await store.reconcile();
+    expect(handed).toEqual(['run-y', 'run-y', 'run-x', 'run-y']);
+  });
 });
