@@ -73,8 +73,10 @@ export class ReferenceAppModule {
       imports: [
         EventEmitterModule.forRoot(),
         AdmissionModule.forRoot({ ...(options.admission ?? referenceAdmissionConfig()), ...(options.cluster ? { cluster: {} } : {}) }),
+        // runs live on Postgres in both modes (a paused run is confirmed after a restart): its store needs the instance
+        ClusterModule.forRoot(options.cluster ?? {}),
         // evaluation has one owner per cluster: the standby instances are ready all the same
-        ...(options.cluster ? [ClusterModule.forRoot(options.cluster), AgentRuntimeHealthModule.forRoot({ advisoryComponents: ['evaluation'] })] : []),
+        ...(options.cluster ? [AgentRuntimeHealthModule.forRoot({ advisoryComponents: ['evaluation'] })] : []),
         TypeOrmModule.forRoot({ ...agentRuntimeDataSourceOptions(options.databaseUrl), retryAttempts: 2, retryDelay: 500 }),
         LedgerModule.forRoot(),
         RuntimePolicyModule.forRoot({
@@ -84,7 +86,7 @@ export class ReferenceAppModule {
         }),
         TraceStoreModule.forRoot({ resolvePrincipal: tracesPrincipal(resolvePrincipal) }),
         RuntimeServicesModule.forRoot({ profile: 'durable_local', config: {} }),
-        RunsModule.forRootAsync(referenceRunsOptions(options.cluster !== undefined, access)),
+        RunsModule.forRootAsync(referenceRunsOptions(access)),
         // every authenticated caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolvePrincipal, resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
         // behind the demo authentication: each viewer sees the runs they may see; approvers see denials too

@@ -25,10 +25,12 @@ export const REFERENCE_TRACE_PRINCIPAL = 'local-runtime';
 
 /**
  * The reference service's runners, built on the bundle's current generation (see
- * {@link referenceRunnerBuilder}); runs in this process, or on Postgres in cluster mode.
+ * {@link referenceRunnerBuilder}). Runs live on Postgres in both modes, since the service has it
+ * anyway: a durable run paused before a restart is read, followed and confirmed after it, and a
+ * run another instance (or an earlier life of this one) left executing is taken over.
  */
-export const referenceRunsOptions = (cluster: boolean, access: Pick<RunsModuleOptions, 'resolvePrincipal' | 'authorizeRun'>): RunsModuleAsyncOptions => ({
-  ...(cluster ? { store: PostgresRunStoreProvider } : {}),
+export const referenceRunsOptions = (access: Pick<RunsModuleOptions, 'resolvePrincipal' | 'authorizeRun'>): RunsModuleAsyncOptions => ({
+  store: PostgresRunStoreProvider,
   inject: [ADMISSION_SERVICE, RuntimePolicy, AuditSink, InvocationLedger, RuntimeServiceSupervisor, TraceStore],
   useFactory: async (
     admission: AdmissionService,

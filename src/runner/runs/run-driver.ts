@@ -4,6 +4,7 @@ import { errorEnding, runErrorOf } from './run-outcome';
 import { RunnerError } from '../runner.errors';
 import type { RunResult, RunStream } from '../runner.types';
 import type { SessionEvent as RunStreamEvent } from '../session.types';
+import type { Persist } from './run-write-retry';
 import { EXECUTING, RUNNING, type RunWriter } from './run-writer';
 
 /** A run whose invocation executes in this process. */
@@ -27,9 +28,10 @@ export type Invoke = (signal: AbortSignal, onAdmitted: (info: { readonly invocat
  * the terminal item its result or error implies. `previous` is `false` for a start and the pending
  * call ids for a resume: a resume that fails before it started executing (admission, say) writes
  * `resume_failed` and puts those ids back. Once the run is finished by someone else (a cancel), the
- * invocation's later events are discarded and its stream closed. Never rejects.
+ * invocation's later events are discarded and its stream closed. The pause or terminal write goes
+ * through `persist`, which repeats it until it lands. Never rejects.
  */
-export async function driveInvocation(writer: RunWriter, runId: string, active: ActiveRun, previous: readonly string[] | false, invoke: Invoke): Promise<void> {
+export async function driveInvocation(writer: RunWriter, runId: string, active: ActiveRun, previous: readonly string[] | false, invoke: Invoke, persist: Persist): Promise<void> {
   let stream: RunStream | undefined;
   let streamEnded = false;
   try {
@@ -43,7 +45,7 @@ export async function driveInvocation(writer: RunWriter, runId: string, active: 
       if (next.done) {
         streamEnded = true;
         active.ended = true;
-        await serialized(active, () => settle(writer, runId, next.value));
+        await serialized(active, () => persist(() => settle(writer, runId, next.value)));
         return;
       }
       active.started = true;
@@ -52,7 +54,7 @@ export async function driveInvocation(writer: RunWriter, runId: string, active: 
       if (!stored.written) return;
     }
   } catch (error) {
-    await serialized(active, () => failed(writer, runId, active, previous, error)).catch(() => undefined);
+    await serialized(active, () => persist(() => failed(writer, runId, active, previous, error))).catch(() => undefined);
   } finally {
     // a cancelled run, or a store that failed mid-run: the invocation must not hang at its next yield
     if (stream && !streamEnded) await closeQuietly(stream);

@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/time/clock';
 import { within } from '../../shared/time/timeout';
 import { HANDOVER_REASON } from '../invocation/invocation-scope';
 import { driveInvocation, type ActiveRun, type Invoke } from './run-driver';
+import { untilWritten, type Persist } from './run-write-retry';
 import type { RunWriter } from './run-writer';
 import { isFinishedStatus, type RunStore, type StoredRun } from './stores/run-store';
 
@@ -13,6 +14,10 @@ import { isFinishedStatus, type RunStore, type StoredRun } from './stores/run-st
  */
 export class RunExecutions {
   private readonly active = new Map<string, ActiveRun>();
+  /** Aborted once the wind-down's grace is over: the terminal writes still failing stop repeating. */
+  private readonly closing = new AbortController();
+  /** Repeats a run's terminal write until it lands (250 ms doubling to 5 s on the clock), until the wind-down is over. */
+  readonly persist: Persist = (write) => untilWritten(write, this.clock, this.closing.signal);
 
   constructor(
     private readonly store: RunStore,
@@ -29,6 +34,11 @@ export class RunExecutions {
     return this.active.has(runId);
   }
 
+  /** Ids of the runs whose invocation executes here now. */
+  ids(): readonly string[] {
+    return [...this.active.keys()];
+  }
+
   /** Aborts the run's invocation, if it executes here. */
   abort(runId: string, reason: string): void {
     this.active.get(runId)?.controller.abort(reason);
@@ -40,7 +50,7 @@ export class RunExecutions {
     this.active.set(runId, active);
     const unwatch = this.watchForForeignEnd(runId, active);
     active.done = handled(
-      driveInvocation(this.writer, runId, active, previous, invoke).finally(() => {
+      driveInvocation(this.writer, runId, active, previous, invoke, this.persist).finally(() => {
         unwatch();
         if (this.active.get(runId) === active) this.active.delete(runId);
       }),
@@ -51,14 +61,19 @@ export class RunExecutions {
    * At shutdown: `cancel`s every executing run, except that on a store other instances share a
    * durable run with an invocation is handed over instead. Its invocation stops without recording an
    * end and the run stays unfinished, owned here, so once this instance is gone another one takes it
-   * over and resumes it from its ledger checkpoint (spec 08 §4). Then waits up to `graceMs` for the
-   * invocations to wind down.
+   * over and resumes it from its ledger checkpoint (spec 08 §4). A cancel that cannot be written (the
+   * database is down) still aborts the invocation, whose driver then writes the ending itself, repeated
+   * until it lands. Then waits up to `graceMs` for the invocations to wind down; terminal writes still
+   * failing after that stop repeating.
    */
   async windDown(cancel: (runId: string) => Promise<unknown>, shared: boolean, graceMs: number): Promise<void> {
     const runs = [...this.active];
-    await Promise.all(runs.map(async ([runId, active]) => (shared && (await this.handedOver(runId, active))) || cancel(runId).catch(() => undefined)));
+    await Promise.all(
+      runs.map(async ([runId, active]) => (shared && (await this.handedOver(runId, active))) || cancel(runId).catch(() => active.controller.abort('shutdown'))),
+    );
     const settled = Promise.all(runs.map(([, active]) => active.done));
     await within(settled, graceMs, this.clock).catch(() => undefined);
+    this.closing.abort();
   }
 
   private async handedOver(runId: string, active: ActiveRun): Promise<boolean> {

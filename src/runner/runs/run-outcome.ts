@@ -39,9 +39,14 @@ export function errorEnding(error: unknown): RunEnding {
   return { terminal: Object.freeze({ type: 'terminal', status, error: runError }), patch: { status, pending_call_ids: [], error: runError } };
 }
 
-/** The terminal item and status of a run whose owner instance died and that cannot be resumed (spec 08 §4). */
-export function ownerLostEnding(): RunEnding {
-  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze({}) });
+/**
+ * The terminal item and status of a run whose owner instance died and that cannot be resumed (spec
+ * 08 §4), or, with `reason: 'execution_lost'`, whose invocation is gone from its live owner without
+ * its end written (the store's reconciler found it).
+ */
+export function ownerLostEnding(reason?: 'execution_lost'): RunEnding {
+  const details: ErrorDetails = reason === undefined ? {} : { reason };
+  const error = Object.freeze({ code: 'owner_lost', details: Object.freeze(details) });
   return { terminal: Object.freeze({ type: 'terminal', status: 'failed', error }), patch: { status: 'failed', pending_call_ids: [], error } };
 }
 

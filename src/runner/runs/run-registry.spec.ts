@@ -660,9 +660,56 @@ describe('RunRegistry (spec 03 §9)', () => {
     });
   });
 
+  describe('terminal writes across a store outage', () => {
+    /** An in-memory store whose appends fail while `outage.on`. */
+    function failingStore() {
+      const store = new InMemoryRunStore();
+      const outage = { on: false, refused: 0 };
+      const append = store.append.bind(store);
+      store.append = (runId, item, options) => {
+        if (!outage.on) return append(runId, item, options);
+        outage.refused++;
+        return Promise.reject(new Error('down'));
+      };
+      return { store, outage };
+    }
+
+    it.each([
+      ['completes', (invocation: ScriptedInvocation) => invocation.complete(), { status: 'completed' }],
+      ['pauses', (invocation: ScriptedInvocation) => invocation.pause(['call-1']), { status: 'paused', pending_call_ids: ['call-1'] }],
+      ['fails', (invocation: ScriptedInvocation) => invocation.fail(new RunnerError('model_failed')), { status: 'failed', error: { code: 'model_failed' } }],
+    ])('an invocation that %s while the store fails: the write is repeated (250 ms doubling) until it lands', async (_name, finish, expected) => {
+      const { store, outage } = failingStore();
+      const t = setup({ store });
+      const { run_id, invocation } = await t.start();
+      invocation.admit('inv-1');
+      await flush();
+      outage.on = true;
+      finish(invocation);
+      await flush();
+      expect(outage.refused).toBe(1);
+      expect(t.registry.status().active).toBe(1);
+      for (const pause of [250, 500, 1000, 2000, 4000, 5000]) {
+        t.clock.advance(pause - 1);
+        await flush();
+        const before = outage.refused;
+        t.clock.advance(1);
+        await flush();
+        expect(outage.refused).toBe(before + 1);
+      }
+      expect(await t.registry.get(run_id)).toMatchObject({ status: 'running' });
+      outage.on = false;
+      t.clock.advance(5000);
+      await flush();
+      expect(await t.registry.get(run_id)).toMatchObject(expected);
+      expect(t.registry.status().active).toBe(0);
+    });
+  });
+
   describe('shutdown and readiness', () => {
-    it('cancels executing runs with reason shutdown, keeps paused runs, and stops taking runs', async () => {
-      const t = setup();
+    it('on a store whose runs survive a restart: cancels executing runs with reason shutdown, keeps paused runs, and stops taking runs', async () => {
+      const store = Object.assign(new InMemoryRunStore(), { survivesRestart: true });
+      const t = setup({ store });
       const running = await t.start();
       running.invocation.admit();
       const paused = await pausedRun(t);
@@ -672,11 +719,44 @@ describe('RunRegistry (spec 03 §9)', () => {
       expect(t.registry.status()).toEqual({ accepting: false, active: 0 });
       expect(await t.registry.get(running.run_id)).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', details: { reason: 'shutdown' } } });
       expect(await t.registry.get(paused.run_id)).toMatchObject({ status: 'paused' });
+      expect(t.runner.discarded).toEqual([]);
       expect(running.invocation.closed).toBe(true);
       const draining = { code: 'admission_failed', details: { reason: 'deployment_draining' } };
       expect(await failure(t.registry.start({ agent: 'assistant', userId: 'u', message: 'hi' }))).toEqual(draining);
       expect(await failure(t.registry.confirm(paused.run_id, 'call-1', { confirmed: true }))).toEqual(draining);
       expect(t.registry.shutdown()).toBe(t.registry.shutdown());
+    });
+
+    it('on the in-memory store, which a restart empties: cancels the paused runs too (reason shutdown) and discards their continuations', async () => {
+      const t = setup();
+      const paused = await pausedRun(t);
+      await t.registry.shutdown();
+      expect(await t.registry.get(paused.run_id)).toMatchObject({ status: 'cancelled', pending_call_ids: [], error: { code: 'cancelled', details: { reason: 'shutdown' } } });
+      expect(t.runner.discarded).toEqual([{ userId: 'user-1', sessionId: paused.session_id, invocationId: 'inv-1' }]);
+    });
+
+    it('a shutdown whose cancel cannot be written still aborts the invocation, and its ending is written once the store answers', async () => {
+      const store = new InMemoryRunStore();
+      const t = setup({ store, shutdownGraceMs: 60_000 });
+      const { run_id, invocation } = await t.start();
+      invocation.admit('inv-1');
+      await flush();
+      const get = store.get.bind(store);
+      const append = store.append.bind(store);
+      let outage = true;
+      store.get = (runId) => (outage ? Promise.reject(new Error('down')) : get(runId));
+      store.append = (runId, item, options) => (outage ? Promise.reject(new Error('down')) : append(runId, item, options));
+      const shutdown = t.registry.shutdown();
+      await flush();
+      expect(invocation.closed).toBe(true);
+      // the driver's ending failed once and waits 250 ms; then 500 ms
+      t.clock.advance(250);
+      await flush();
+      outage = false;
+      t.clock.advance(500);
+      await flush();
+      await shutdown;
+      expect(await t.registry.get(run_id)).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', details: { reason: 'shutdown' } } });
     });
 
     it('waits for an invocation that does not stop only up to shutdownGraceMs', async () => {

@@ -52,6 +52,8 @@ export class RunRegistry {
   private shuttingDown: Promise<void> | undefined;
   /** Removes this registry's adopter of orphaned runs from a shared store. */
   private readonly stopAdopting: (() => void) | undefined;
+  /** Removes this registry's reconciler of abandoned runs from a store that records owners. */
+  private readonly stopReconciling: (() => void) | undefined;
 
   /** Validates synchronously; bad options give `invalid_runner_options` (`{field}`). */
   constructor(options: RunRegistryOptions) {
@@ -63,6 +65,10 @@ export class RunRegistry {
     this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
     this.executions = new RunExecutions(this.store, this.writer, this.clock);
     this.stopAdopting = this.store.adoptOrphans?.((run) => this.adopt(run));
+    this.stopReconciling = this.store.reconcileOwned?.(
+      () => this.executions.ids(),
+      (run) => this.endAbandoned(run),
+    );
   }
 
   /**
@@ -233,13 +239,28 @@ export class RunRegistry {
 
   /**
    * Stops taking runs and confirmations, cancels every executing run with reason `'shutdown'` and
-   * waits up to `shutdownGraceMs` for their invocations to wind down. Paused runs hold no process
-   * and stay paused. Later calls return the same promise.
+   * waits up to `shutdownGraceMs` for their invocations to wind down. Paused runs hold no process:
+   * on a store whose runs survive a restart (`survivesRestart`, Postgres) they stay paused, to be
+   * confirmed after it; on any other store (the in-memory one) nobody could confirm them later, so
+   * the paused runs this registry knows are cancelled with reason `'shutdown'` too. Later calls
+   * return the same promise.
    */
   shutdown(): Promise<void> {
     this.stopAdopting?.();
-    this.shuttingDown ??= this.executions.windDown((runId) => this.cancel(runId, 'shutdown'), this.stopAdopting !== undefined, this.settings.shutdownGraceMs);
+    this.stopReconciling?.();
+    this.shuttingDown ??= (async () => {
+      await this.executions.windDown((runId) => this.cancel(runId, 'shutdown'), this.stopAdopting !== undefined, this.settings.shutdownGraceMs);
+      if (this.store.survivesRestart !== true) await this.cancelPaused();
+    })();
     return this.shuttingDown;
+  }
+
+  /** Cancels (`'shutdown'`) the paused runs among those this registry started or adopted. */
+  private async cancelPaused(): Promise<void> {
+    for (const runId of [...this.known]) {
+      const run = await this.store.get(runId).catch(() => undefined);
+      if (run?.status === 'paused') await this.cancel(runId, 'shutdown').catch(() => undefined);
+    }
   }
 
   /**
@@ -263,7 +284,17 @@ export class RunRegistry {
       );
       return;
     }
-    void handled(this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true));
+    void handled(this.executions.persist(() => this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true)));
+  }
+
+  /**
+   * A pending or running run owned here whose invocation does not execute here (the store's
+   * reconciler found it twice): its end was never written, so it ends `failed` with `owner_lost
+   * {reason: 'execution_lost'}`, repeated until the write lands. Only while this instance owns it.
+   */
+  private endAbandoned(run: StoredRun): void {
+    if (this.shuttingDown || this.executions.has(run.run_id)) return;
+    void handled(this.executions.persist(() => this.writer.end(run.run_id, ownerLostEnding('execution_lost'), EXECUTING, true)));
   }
 
   /** The `events` of every run request: a runner without its own sink reports to the registry's. */

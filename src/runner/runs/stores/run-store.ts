@@ -94,6 +94,20 @@ export interface RunStore {
    * in-memory one) has no other owners.
    */
   adoptOrphans?(adopt: (run: StoredRun) => void): () => void;
+  /**
+   * Optional, for a store that records owners: registers the reconciler of this instance's own runs.
+   * Rounds of the store's upkeep hand `abandoned` each pending or running run owned by this live
+   * instance that `executing()` (the ids whose invocation executes here) left out in two rounds in a
+   * row: its invocation is gone from this process without its end written, and the registry ends it.
+   * Returns its removal.
+   */
+  reconcileOwned?(executing: () => readonly string[], abandoned: (run: StoredRun) => void): () => void;
+  /**
+   * True when the runs kept here outlive the process (a database): at shutdown the registry leaves
+   * paused runs paused, to be confirmed after a restart. Otherwise (the in-memory store) it cancels
+   * them with reason `'shutdown'`, since nobody could confirm them later. @default false
+   */
+  readonly survivesRestart?: boolean;
 }
 
 /**

@@ -56,6 +56,8 @@ type StoreState = 'new' | 'started' | 'stopped';
  * const registry = new RunRegistry({ runners: [runner], store });
  */
 export class PostgresRunStore implements RunStore {
+  /** Runs live in the database: paused ones are confirmed after a restart. */
+  readonly survivesRestart = true;
   private readonly settings: ResolvedPostgresRunStoreOptions;
   private readonly pool: PgPool;
   private readonly watchers = new RunWatchers((runId) => this.reads.forget(runId));
@@ -259,6 +261,21 @@ export class PostgresRunStore implements RunStore {
    */
   claimOrphans(limit: number = this.settings.claimBatchSize): Promise<readonly StoredRun[]> {
     return this.upkeep.claimOrphans(limit);
+  }
+
+  /**
+   * Registers the registry's reconciler: each tick (while this instance is live) finds up to
+   * `claimBatchSize` pending or running runs owned by this instance that `executing()` does not list,
+   * and hands to `abandoned` those found in two ticks in a row: their invocation is gone from this
+   * process without its end written (spec'd in docs/runner.md). Only one reconciler; returns its removal.
+   */
+  reconcileOwned(executing: () => readonly string[], abandoned: (run: StoredRun) => void): () => void {
+    return this.upkeep.reconcileOwned(executing, abandoned);
+  }
+
+  /** One reconciliation round (see `reconcileOwned`); the tick runs it. */
+  reconcile(): Promise<void> {
+    return this.upkeep.reconcile();
   }
 
   /** Removes finished runs (and their items) older than `finishedRunTtlMs`, `pruneBatchSize` per statement, up to 10 statements; the count removed. */

@@ -32,9 +32,10 @@ export interface RunStatements {
   readonly countActive: string;
   /** $1 run ids: their `last_item_seq` */
   readonly lastSeqs: string;
-  /** $1 this instance, $2 limit: takes over executing runs whose owner is dead */
   /** $1 this instance, $2 limit, $3 also its own runs (left by an earlier life of this instance id) */
   readonly claimOrphans: string;
+  /** $1 this instance, $2 ids of the runs executing here, $3 limit: its other executing runs, oldest first */
+  readonly ownedIdle: string;
   /** $1 finished before (wall ms), $2 limit: removes finished runs, announcing each */
   readonly pruneFinished: string;
 }
@@ -88,6 +89,9 @@ export function runStatements(runs: string, items: string): RunStatements {
       UPDATE ${runs} AS t SET owner_instance = $1::text FROM picked p
        WHERE t.run_id = p.run_id AND t.owner_instance = p.owner_instance AND t.status IN ${EXECUTING}
       RETURNING ${runColumns('t')}`,
+    ownedIdle: `SELECT ${runColumns('r')} FROM ${runs} AS r
+      WHERE r.owner_instance = $1::text AND r.status IN ${EXECUTING} AND NOT (r.run_id = ANY($2::text[]))
+      ORDER BY r.created_at_ms, r.run_id LIMIT $3::integer`,
     pruneFinished: `WITH gone AS (
         DELETE FROM ${runs} AS d WHERE d.run_id IN (
           SELECT r.run_id FROM ${runs} AS r WHERE r.status IN ${FINISHED} AND r.updated_at_ms < $1::bigint

@@ -19,16 +19,26 @@ export interface UpkeepDeps {
   statement(text: string, values: unknown[]): Promise<StatementRows>;
 }
 
+/** The registry's side of the reconciliation: what executes here, and who ends what does not. */
+interface Reconciler {
+  readonly executing: () => readonly string[];
+  readonly abandoned: (run: StoredRun) => void;
+}
+
 /**
  * The periodic fallbacks of a `PostgresRunStore` (spec 08 §4), one round per tick: a poll of the
  * watched runs (so a lost notification only delays), the takeover of the executing runs of dead
- * instances (for the registry's adopter), and the prune of old finished runs in bounded batches.
- * Each part's failure waits for the next tick.
+ * instances (for the registry's adopter), the reconciliation of this instance's own runs whose
+ * invocation is gone (for the registry's reconciler), and the prune of old finished runs in bounded
+ * batches. Each part's failure waits for the next tick.
  */
 export class RunUpkeep {
   /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
   private ownLeftovers = true;
   private adopter: ((run: StoredRun) => void) | undefined;
+  private reconciler: Reconciler | undefined;
+  /** Runs the last reconciliation found not executing; found again, they are abandoned. */
+  private suspects: ReadonlySet<string> = new Set();
 
   constructor(private readonly deps: UpkeepDeps) {}
 
@@ -37,6 +47,15 @@ export class RunUpkeep {
     this.adopter = adopt;
     return () => {
       if (this.adopter === adopt) this.adopter = undefined;
+    };
+  }
+
+  /** Registers the one reconciler of this instance's abandoned runs; returns its removal. */
+  reconcileOwned(executing: () => readonly string[], abandoned: (run: StoredRun) => void): () => void {
+    const reconciler: Reconciler = { executing, abandoned };
+    this.reconciler = reconciler;
+    return () => {
+      if (this.reconciler === reconciler) this.reconciler = undefined;
     };
   }
 
@@ -55,7 +74,35 @@ export class RunUpkeep {
         }
       }
     }
+    if (!stillStarted()) return;
+    await this.reconcile().catch(() => undefined);
     await this.pruneFinished().catch(() => undefined);
+  }
+
+  /**
+   * Hands the reconciler this live instance's pending or running runs that do not execute here and
+   * did not in the previous round either: two rounds, because a run is stored a moment before its
+   * invocation is launched. After an outage the first two successful rounds end them.
+   */
+  async reconcile(): Promise<void> {
+    const reconciler = this.reconciler;
+    const { instance, claimBatchSize } = this.deps.settings;
+    if (!reconciler || !instance.live) {
+      this.suspects = new Set();
+      return;
+    }
+    const rows = await this.deps.statement(this.deps.statements().ownedIdle, [instance.instanceId, [...reconciler.executing()], claimBatchSize]);
+    const runs = rows.map((row) => runRowOf(row).run);
+    const previous = this.suspects;
+    this.suspects = new Set(runs.map((run) => run.run_id));
+    for (const run of runs) {
+      if (!previous.has(run.run_id)) continue;
+      try {
+        reconciler.abandoned(run);
+      } catch {
+        // found again next round
+      }
+    }
   }
 
   /** See `PostgresRunStore.claimOrphans`. */
