@@ -20,11 +20,11 @@ export function outboxStatements(schema: string) {
    * after the lock is granted, so a completion that waited for a reclaim sees the reclaimed row and
    * today's time; a lost lease (other token, other phase, `now >= lease_until_ms`) writes nothing.
    */
-  const fenced = (assignments: string) => `WITH locked AS MATERIALIZED (SELECT job_id, phase, lease_token, lease_until_ms FROM ${jobs} WHERE job_id = $1::text FOR UPDATE),
+  const fenced = (assignments: string, fence: 'lease' | 'token' = 'lease') => `WITH locked AS MATERIALIZED (SELECT job_id, phase, lease_token, lease_until_ms FROM ${jobs} WHERE job_id = $1::text FOR UPDATE),
       clocked AS MATERIALIZED (SELECT l.*, ${DB_NOW_MS} AS now FROM locked l)
     UPDATE ${jobs} AS t SET ${assignments}, lease_token = NULL, lease_until_ms = 0, updated_at_ms = c.now
     FROM clocked c
-    WHERE t.job_id = c.job_id AND c.phase = 'running' AND c.lease_token = $2::uuid AND c.lease_until_ms > c.now
+    WHERE t.job_id = c.job_id AND c.phase = 'running' AND c.lease_token = $2::uuid${fence === 'lease' ? ' AND c.lease_until_ms > c.now' : ''}
     RETURNING t.app_name, t.user_id, t.job_bytes, t.attempts`;
 
   /**
@@ -103,6 +103,14 @@ export function outboxStatements(schema: string) {
     retry: fenced(`phase = 'retry_wait', due_at_ms = c.now + $3::bigint, last_error = $4::text`),
     /** $3 'failed' | 'cancelled', $4 error code */
     finish: fenced(`phase = $3::text, last_error = $4::text, finished_at_ms = c.now`),
+
+    /**
+     * The same three writes for the reconciler (outbox-leases.ts), fenced on the token alone: a
+     * token still in place means no other claimant took the job since, even after its lease ended.
+     */
+    completeOwned: fenced(`phase = 'completed', last_error = NULL, finished_at_ms = c.now`, 'token'),
+    retryOwned: fenced(`phase = 'retry_wait', due_at_ms = c.now + $3::bigint, last_error = $4::text`, 'token'),
+    finishOwned: fenced(`phase = $3::text, last_error = $4::text, finished_at_ms = c.now`, 'token'),
 
     // running jobs whose lease ended on their last attempt (a crashed or hung delivery): failed, never claimed again
     failExhausted: `WITH clock AS MATERIALIZED (SELECT ${DB_NOW_MS} AS now),
