@@ -1,5 +1,5 @@
 import { RuntimeServiceError } from '../runtime-service.errors';
-import type { ClaimedJob } from './outbox-claims';
+import { releaseLostClaims, type ClaimedJob } from './outbox-claims';
 import type { OutboxContext } from './outbox-context';
 import { completeJob, failJob, type SettleFence } from './outbox-settle';
 
@@ -18,7 +18,8 @@ export async function writeSettle(context: OutboxContext, job: ClaimedJob, settl
 
 /**
  * The leases this instance claimed whose settle has not landed: the write failed on the database
- * until its retries ran out, or the outbox stopped with the delivery in flight. One object per
+ * until its retries ran out, or the outbox stopped with the delivery in flight; and the claims that
+ * failed without an answer, which may have committed leases nobody here knows. One object per
  * supervisor, shared by the outboxes of its generations, so the next generation ends the rows the
  * previous one left `running` as soon as the database answers, instead of waiting for their lease
  * to end and another claim. Writes are fenced on the token: a token still in place proves no other
@@ -26,11 +27,22 @@ export async function writeSettle(context: OutboxContext, job: ClaimedJob, settl
  */
 export class HeldLeases {
   readonly #held = new Map<string, { readonly job: ClaimedJob; readonly settle: PendingSettle }>();
+  readonly #lostClaims = new Set<string>();
   #reconciling: Promise<number> | null = null;
 
-  /** Leases held. */
-  get size(): number {
+  /** Leases held (lost claims not counted). */
+  get leases(): number {
     return this.#held.size;
+  }
+
+  /** Leases and lost claims held. */
+  get size(): number {
+    return this.#held.size + this.#lostClaims.size;
+  }
+
+  /** A claim that failed without an answer: whatever it may have committed is released by the next pass. */
+  holdLostClaim(claimId: string): void {
+    this.#lostClaims.add(claimId);
   }
 
   hold(job: ClaimedJob, settle: PendingSettle): void {
@@ -50,6 +62,16 @@ export class HeldLeases {
 
   async #pass(context: OutboxContext): Promise<number> {
     let ended = 0;
+    if (this.#lostClaims.size > 0) {
+      const claimIds = [...this.#lostClaims];
+      try {
+        ended += await releaseLostClaims(context, claimIds);
+      } catch (error) {
+        if (RuntimeServiceError.isRuntimeServiceError(error)) return ended;
+        throw error;
+      }
+      for (const claimId of claimIds) this.#lostClaims.delete(claimId);
+    }
     for (const [token, { job, settle }] of [...this.#held]) {
       try {
         await writeSettle(context, job, settle, 'token');

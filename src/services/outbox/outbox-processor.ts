@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { handled } from '../../shared/async/handled-promise';
 import { exponentialBackoff, retry } from '../../shared/time/retry';
 import { timeoutSignal } from '../../shared/time/timeout-signal';
@@ -129,8 +130,11 @@ export class OutboxProcessor {
     const adapters = this.registry.ids();
     if (free > 0 && adapters.length > 0) {
       const claimedAt = this.context.clock.monotonicNow();
-      const cycle = await tolerated(claimJobs(this.context, adapters, free, this.#cursor));
-      if (cycle !== undefined) {
+      const claimId = randomUUID();
+      const cycle = await tolerated(claimJobs(this.context, adapters, free, this.#cursor, claimId));
+      // a failed claim may still have committed: its leases are released once the database answers
+      if (cycle === undefined) this.leases.holdLostClaim(claimId);
+      else {
         this.#cursor = cycle.cursor;
         // jobs claimed while stopping go back at once through the held leases
         for (const job of cycle.claimed) {
