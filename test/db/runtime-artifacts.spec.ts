@@ -167,7 +167,7 @@ describe('PostgresArtifactAdapter (spec 07 §2)', () => {
     it('gives up after three attempts with the SQLSTATE only', async () => {
       const created = adapter(shared);
       await trigger(3);
-      await serviceError(save(created), 'runtime_service_store_unavailable', { sqlstate: '23505' });
+      await serviceError(save(created), 'artifact_shard_adapter_failed', { sqlstate: '23505' });
       expect(await h().sql(`SELECT count(*)::int AS n FROM agent_runtime_artifacts WHERE app_name = $1`, [scope.appName])).toEqual([{ n: 0 }]);
       expect(await save(created)).toBe(1);
     });
@@ -233,7 +233,7 @@ describe('PostgresArtifactAdapter (spec 07 §2)', () => {
       const created = adapter(shared, { schema: 'public' });
       expect(await save(created)).toBe(1);
       expect(() => new PostgresArtifactAdapter(shared, { schema: 'Bad-Schema' })).toThrow(TypeError);
-      await serviceError(adapter(shared, { schema: 'missing_schema' }).loadArtifact(file), 'runtime_service_store_unavailable', { sqlstate: '42P01' });
+      await serviceError(adapter(shared, { schema: 'missing_schema' }).loadArtifact(file), 'artifact_shard_adapter_failed', { sqlstate: '42P01' });
     });
   });
 });

@@ -386,7 +386,7 @@ describe('§6.5 erasure and epoch fencing', () => {
     });
     await memory.addEvents(scope, [memoryEvent('survives')], { epoch: 0 });
     const failed = await rejection(memory.eraseMemory(scope));
-    expect(failed.code).toBe('runtime_service_store_unavailable');
+    expect(failed.code).toBe('memory_shard_adapter_failed');
     expect(failed.details).toEqual({ sqlstate: '42P01' });
     fail = 'typed';
     expect((await rejection(memory.eraseMemory(scope))).code).toBe('memory_outbox_unavailable');
@@ -412,11 +412,11 @@ describe('durability, failures and close', () => {
     expect(await second.eraseMemory(scope)).toEqual({ epoch: 2 });
   });
 
-  it('a database failure is runtime_service_store_unavailable with the SQLSTATE only, never the database text', async () => {
+  it('a database refusal is memory_shard_adapter_failed and an outage runtime_service_store_unavailable, with the SQLSTATE only, never the database text', async () => {
     const secret = 'SECRET-CANARY';
     const wrong = await adapter(undefined, { schema: 'no_such_schema' });
     const failed = await rejection(wrong.addEvents({ appName: secret, userId: secret }, [memoryEvent(secret)], { epoch: 0 }));
-    expect(failed.code).toBe('runtime_service_store_unavailable');
+    expect(failed.code).toBe('memory_shard_adapter_failed');
     expect(failed.details).toEqual({ sqlstate: '42P01' });
     expect(failed.message).not.toMatch(/relation|no_such_schema|SECRET/);
     const gone = await h().dataSource();

@@ -1,10 +1,11 @@
 import type { PostgresFailure } from '../../database/postgres-failure';
+import { postgresStoreFailure } from '../postgres-store-failure';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { AdapterCallOptions } from '../services.types';
 
-/** A database failure of the Postgres adapter: `runtime_service_store_unavailable` with the SQLSTATE only. */
-export function postgresStoreFailure(failure: PostgresFailure): RuntimeServiceError {
-  return new RuntimeServiceError('runtime_service_store_unavailable', { sqlstate: failure.codes.sqlstate });
+/** A database failure of the Postgres artifact adapter (see {@link postgresStoreFailure}): the SQLSTATE only. */
+export function artifactStoreFailure(failure: PostgresFailure): RuntimeServiceError {
+  return postgresStoreFailure('artifact', failure);
 }
 
 const ERRNO_CODE = /^E[A-Z0-9]{1,15}$/;

@@ -15,7 +15,7 @@ import { POSTGRES_ARTIFACT_CAPABILITIES } from './artifact-capabilities';
 import { keyListing, pageOf, versionListing } from './artifact-paging';
 import { artifactRecord, versionInfo } from './artifact-records';
 import { checkDeleteRequest, checkFileRequest, checkLoadRequest, checkSaveRequest, ownedBytes } from './artifact-request';
-import { closedAdapter, corruptRecord, postgresStoreFailure, throwIfAborted } from './artifact-store-failure';
+import { artifactStoreFailure, closedAdapter, corruptRecord, throwIfAborted } from './artifact-store-failure';
 import { artifactStatements, fileValues, type ArtifactStatements } from './postgres-artifact-sql';
 
 /** Options of a {@link PostgresArtifactAdapter}. */
@@ -38,8 +38,9 @@ const UNIQUE_VIOLATION = '23505';
  * `RuntimeArtifacts1764900000000`; the bundle validates both with {@link ARTIFACT_TABLE_SPECS}).
  * Every operation is one transaction bounded by the call's time (`statement_timeout`). A save takes
  * its version under the head row's lock in its own transaction, so any number of adapters on one
- * database give distinct, gap-free versions; nothing is cached per process. A database failure is
- * `runtime_service_store_unavailable` with the SQLSTATE only.
+ * database give distinct, gap-free versions; nothing is cached per process. A database failure
+ * carries the SQLSTATE only: `runtime_service_store_unavailable` for an outage,
+ * `artifact_shard_adapter_failed` for anything else the database refuses.
  *
  * @example
  * const artifacts = new PostgresArtifactAdapter(dataSource, { adapterConfig: { maxArtifactBytes: 4 * 1024 * 1024 } });
@@ -155,7 +156,7 @@ export class PostgresArtifactAdapter implements ArtifactAdapter {
     if (pool === null) throw new RuntimeServiceError('runtime_service_store_unavailable', { sqlstate: null });
     const timeout = call?.timeoutMs;
     const statementTimeoutMs = typeof timeout === 'number' && Number.isFinite(timeout) ? Math.max(1, Math.ceil(timeout)) : undefined;
-    return runTransaction(pool, async (client) => work(client, await this.#statementsOn(client)), postgresStoreFailure, { statementTimeoutMs });
+    return runTransaction(pool, async (client) => work(client, await this.#statementsOn(client)), artifactStoreFailure, { statementTimeoutMs });
   }
 
   async #statementsOn(client: TransactionClient): Promise<ArtifactStatements> {
@@ -176,7 +177,7 @@ export class PostgresArtifactAdapter implements ArtifactAdapter {
 }
 
 function isUniqueViolation(error: unknown): boolean {
-  return RuntimeServiceError.isRuntimeServiceError(error) && error.code === 'runtime_service_store_unavailable' && error.details?.sqlstate === UNIQUE_VIOLATION;
+  return RuntimeServiceError.isRuntimeServiceError(error) && error.details?.sqlstate === UNIQUE_VIOLATION;
 }
 
 /** The metadata of a row: `bigint` columns arrive as decimal strings, `jsonb` parsed. */

@@ -16,6 +16,7 @@ import type { MemoryAdapter } from '../memory/memory-adapter.types';
 import { MEMORY_TABLE_SPECS } from '../memory/memory.schema';
 import { PostgresMemoryAdapter } from '../memory/postgres-memory-adapter';
 import { PostgresMemoryOutbox } from '../outbox/memory-outbox';
+import type { HeldLeases } from '../outbox/outbox-leases';
 import { OUTBOX_TABLE_SPECS } from '../outbox/outbox.schema';
 import type { CompiledServiceProfile } from '../profile/service-profile';
 import type { ComponentSettings } from '../profile/component-settings';
@@ -51,6 +52,8 @@ export interface ComponentDeps {
   readonly dataSource?: DataSource;
   readonly clock?: Clock;
   readonly events?: TelemetrySink;
+  /** The outbox leases of every generation of one supervisor (durable). */
+  readonly heldLeases?: HeldLeases;
   /** Told when a router's own bookkeeping fails: the generation stops (`runtime_service_child_down`). */
   readonly childDown: (component: 'artifact' | 'memory') => void;
 }
@@ -79,7 +82,7 @@ export function buildGenerationComponents(compiled: Compiled, deps: ComponentDep
   const artifactRouter = router<ArtifactScope>('artifact', compiled, compiled.artifact, artifactAdapter, checkArtifactScope, deps);
   const memoryRouter = router<MemoryScope>('memory', compiled, compiled.memory, memoryAdapter, checkMemoryScope, deps);
   if (durable) {
-    outbox = new PostgresMemoryOutbox(dataSource, compiled.memoryOutbox as never, { ...(clock ? { clock } : {}), ...(deps.events ? { events: deps.events } : {}) });
+    outbox = new PostgresMemoryOutbox(dataSource, compiled.memoryOutbox as never, { ...(clock ? { clock } : {}), ...(deps.events ? { events: deps.events } : {}), ...(deps.heldLeases ? { heldLeases: deps.heldLeases } : {}) });
     outbox.registerAdapter(DURABLE_MEMORY_ADAPTER_ID, {
       addEvents: (scope: MemoryScope, events: readonly SessionEvent[], ingestion: { epoch: number; jobId?: string }, call: AdapterCallOptions) =>
         memoryRouter.run(scope, (_scope, routed) => memoryAdapter.addEvents(scope, events, ingestion, routed), { signal: call.signal, timeoutMs: call.timeoutMs }),

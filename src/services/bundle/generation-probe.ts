@@ -27,14 +27,22 @@ export interface ProbeTargets {
  */
 export async function probeDependencies(targets: ProbeTargets): Promise<ProbeFailure | null> {
   const { dataSource, outbox, artifactRoot, clock } = targets;
-  if (dataSource === undefined || !dataSource.isInitialized) return 'destroyed';
-  if (!(await answers(dataSource.query('SELECT 1'), clock))) return 'postgres';
+  if (dataSource === undefined || destroyed(dataSource)) return 'destroyed';
+  // a DataSource destroyed while the probe ran fails its statements first: it counts as destroyed
+  if (!(await answers(dataSource.query('SELECT 1'), clock))) return destroyed(dataSource) ? 'destroyed' : 'postgres';
   if (outbox !== null) {
     const health = await within(outbox.health(), PROBE_TIMEOUT_MS, clock).catch(() => null);
-    if (health === null || health.status !== 'ready') return 'memory_outbox';
+    if (health === null || health.status !== 'ready') return destroyed(dataSource) ? 'destroyed' : 'memory_outbox';
   }
   if (artifactRoot?.start !== undefined && !(await answers(artifactRoot.start(), clock))) return 'artifact_root';
   return null;
+}
+
+/** The DataSource is gone for good: destroyed, or its pool ending (`destroy()` under way). */
+function destroyed(dataSource: DataSource): boolean {
+  if (!dataSource.isInitialized) return true;
+  const pool = poolOf(dataSource) as unknown as { ending?: unknown; ended?: unknown } | null;
+  return pool !== null && (pool.ending === true || pool.ended === true);
 }
 
 function answers(work: Promise<unknown>, clock: Clock): Promise<boolean> {

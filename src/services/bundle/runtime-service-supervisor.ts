@@ -2,18 +2,22 @@ import { inspect } from 'node:util';
 import { InMemorySessionService } from '../sessions/in-memory-session-service';
 import type { SessionService } from '../../runner/session.types';
 import { systemClock, type Clock } from '../../shared/time/clock';
+import { exponentialBackoff } from '../../shared/time/retry';
 import type { CompiledServiceProfile, RuntimeServiceProfile } from '../profile/service-profile';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { GenerationRunnerSpec, GenerationServices, ServiceGeneration } from './service-generation';
 
-/** First pause before a new generation after a fault; it doubles up to {@link MAX_RESTART_DELAY_MS}. */
-export const FIRST_RESTART_DELAY_MS = 100;
-export const MAX_RESTART_DELAY_MS = 5000;
-/** More faults than this within {@link FAULT_WINDOW_MS} leave the supervisor `failed`. */
-export const MAX_FAULTS_IN_WINDOW = 5;
-export const FAULT_WINDOW_MS = 10_000;
+/**
+ * First pause before a new generation after a fault; it doubles with each further fault up to
+ * {@link MAX_RESTART_DELAY_MS} (00-conventions "Health and shutdown", which overrides spec 07 §5's
+ * 100 ms → 5 s and its `failed` after 5 faults in 10 s: a database blink never stops the bundle for good).
+ */
+export const FIRST_RESTART_DELAY_MS = 1000;
+export const MAX_RESTART_DELAY_MS = 30_000;
+/** A generation that ran this long before its fault counts as stable: the next pause starts again at {@link FIRST_RESTART_DELAY_MS}. */
+export const STABLE_RUN_MS = MAX_RESTART_DELAY_MS;
 
-/** Lifecycle of the supervisor. */
+/** Lifecycle of the supervisor; `failed` only when the first start failed (the app does not start). */
 export type SupervisorState = 'created' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopped' | 'disabled';
 
 /** The runner spec of the `disabled` profile: sessions in memory, no bundle. */
@@ -27,17 +31,19 @@ export type GenerationFactory = (generation: number, onFault: (reason: string, d
 
 /**
  * The one supervisor of a `RuntimeServicesModule` (spec 07 §5): it runs one generation at a time,
- * and after a fault starts a new one (generation + 1, new objects) after 100 ms, doubling with each
- * further fault within 10 s, at most 5 s;
- * more than 5 faults within 10 s leave it `failed` until `restart()`. It never falls back to an
- * in-memory service. `onGeneration` tells the app each generation that reaches `running`, so it
+ * and after a fault starts a new one (generation + 1, new objects) after 1 s, doubling with each
+ * further fault (a generation that cannot start is one) up to 30 s, for as long as it takes: the
+ * bundle comes back by itself once its database does. The pause starts again at 1 s after a
+ * generation that ran {@link STABLE_RUN_MS}. It never falls back to an in-memory service. `onGeneration` tells the app each generation that reaches `running`, so it
  * can rebuild its Runners from the new spec.
  */
 export class RuntimeServiceSupervisor {
   #state: SupervisorState;
   #current: ServiceGeneration | null = null;
   #number = 0;
-  #faults: number[] = [];
+  /** Faults since the last stable generation: the exponent of the next pause. */
+  #streak = 0;
+  #runningSince = 0;
   #timer: unknown = undefined;
   #firstStart: Promise<void> | null = null;
   readonly #listeners = new Set<(generation: ServiceGeneration) => void>();
@@ -103,17 +109,20 @@ export class RuntimeServiceSupervisor {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Stops the current generation and starts a new one (also out of `failed`). */
+  /**
+   * Stops the current generation and starts a new one at once (also out of `failed`). Its start
+   * failure rejects, and the supervisor goes on restarting with the backoff as after a fault.
+   */
   async restart(): Promise<void> {
     if (this.#state === 'stopped' || this.#state === 'disabled') return;
     this.#clearTimer();
-    this.#faults = [];
+    this.#streak = 0;
     this.#state = 'restarting';
     await this.#current?.stop();
     try {
       await this.#startGeneration();
     } catch (error) {
-      this.#state = 'failed';
+      if (this.#current !== null) this.#onFault(this.#current);
       throw error;
     }
   }
@@ -143,7 +152,7 @@ export class RuntimeServiceSupervisor {
 
   async #startGeneration(): Promise<void> {
     this.#number += 1;
-    const generation = this.build(this.#number, (reason) => this.#onFault(generation, reason));
+    const generation = this.build(this.#number, () => this.#onFault(generation));
     this.#current = generation;
     await generation.start();
     if (this.#state === 'stopped') {
@@ -151,20 +160,18 @@ export class RuntimeServiceSupervisor {
       return;
     }
     this.#state = 'running';
+    this.#runningSince = this.#clock.monotonicNow();
     for (const listener of this.#listeners) this.#tell(listener, generation);
   }
 
-  #onFault(generation: ServiceGeneration, _reason: string): void {
+  #onFault(generation: ServiceGeneration): void {
     if (generation !== this.#current || this.#state === 'stopped') return;
-    const now = this.#clock.monotonicNow();
-    this.#faults = [...this.#faults.filter((at) => now - at < FAULT_WINDOW_MS), now];
-    if (this.#faults.length > MAX_FAULTS_IN_WINDOW) {
-      this.#state = 'failed';
-      return;
-    }
+    const wasRunning = this.#state === 'running';
+    if (wasRunning && this.#clock.monotonicNow() - this.#runningSince >= STABLE_RUN_MS) this.#streak = 0;
+    this.#streak += 1;
     this.#state = 'restarting';
-    // 100 ms for the first fault of the window, doubling with each further one, at most 5 s
-    const delay = Math.min(MAX_RESTART_DELAY_MS, FIRST_RESTART_DELAY_MS * 2 ** (this.#faults.length - 1));
+    this.#clearTimer();
+    const delay = exponentialBackoff(FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS)(this.#streak);
     this.#timer = this.#clock.setTimer(() => void this.#restartAfterFault(), delay);
   }
 
@@ -175,7 +182,7 @@ export class RuntimeServiceSupervisor {
       await this.#startGeneration();
     } catch {
       // a generation that cannot start counts as one more fault
-      if (this.#current !== null) this.#onFault(this.#current, 'start_failed');
+      if (this.#current !== null) this.#onFault(this.#current);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Clock } from '../../shared/time/clock';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
+import { HeldLeases } from '../outbox/outbox-leases';
 import { compileServiceProfile } from '../profile/service-profile';
 import { buildGenerationComponents } from './generation-components';
 import { RuntimeServiceSupervisor } from './runtime-service-supervisor';
@@ -27,6 +28,8 @@ export interface RuntimeServicesDeps {
  */
 export function createRuntimeServices(profile: unknown, config: unknown, deps: RuntimeServicesDeps = {}): RuntimeServiceSupervisor {
   const compiled = compileServiceProfile(profile, config);
+  // outlives every generation: the next one ends the outbox rows a stopped one left running
+  const heldLeases = new HeldLeases();
   return new RuntimeServiceSupervisor(
     compiled,
     (number, onFault) => {
@@ -34,6 +37,7 @@ export function createRuntimeServices(profile: unknown, config: unknown, deps: R
       let generation: ServiceGeneration | null = null;
       const components = buildGenerationComponents(compiled, {
         ...deps,
+        heldLeases,
         childDown: (component) => generation?.fail('runtime_service_child_down', { component }),
       });
       generation = new ServiceGeneration(number, compiled, components, { ...deps, onFault });

@@ -3,6 +3,7 @@ import type { PostgresFailure } from '../../database/postgres-failure';
 import { poolOf } from '../../database/postgres-pool';
 import { isPostgresIdentifier } from '../../database/schema/table-spec';
 import { runTransaction, type TransactionClient } from '../../database/transaction-runner';
+import { postgresStoreFailure } from '../postgres-store-failure';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import { checkMemoryScope } from '../service-scope';
 import type { AdapterCallOptions, ComponentCapabilities, IngestionCount, MemoryHit, MemoryScope } from '../services.types';
@@ -50,8 +51,9 @@ export interface PostgresMemoryAdapterDeps {
  * scope's epoch row (creating it at 0 first when absent, so there is a row to lock) and checks the
  * epoch in the same transaction, so an ingestion of an older epoch that arrives after an erasure is
  * refused (`memory_epoch_fenced`) rather than bringing erased data back; an erasure that started
- * first is waited for. Search is Postgres full-text search (`simple`). A database failure is
- * `runtime_service_store_unavailable` with the SQLSTATE only.
+ * first is waited for. Search is Postgres full-text search (`simple`). A database failure carries
+ * the SQLSTATE only: `runtime_service_store_unavailable` for an outage, `memory_shard_adapter_failed`
+ * for anything else the database refuses ({@link postgresStoreFailure}).
  *
  * @example
  * const memory = new PostgresMemoryAdapter(dataSource, {}, { onErase: outbox.cancelOlderEpochs });
@@ -150,7 +152,7 @@ export class PostgresMemoryAdapter implements MemoryAdapter {
           assertCallLive(call);
           return work(client, await this.#statementsOn(client), request);
         },
-        (failure: PostgresFailure) => storeUnavailable(failure.codes.sqlstate),
+        (failure: PostgresFailure) => postgresStoreFailure('memory', failure),
         statementTimeoutMs === undefined ? {} : { statementTimeoutMs },
       );
     } catch (error) {

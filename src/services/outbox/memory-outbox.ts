@@ -10,6 +10,7 @@ import { enqueueJob } from './outbox-enqueue';
 import { cancelOlderEpochJobs } from './outbox-erasure';
 import { checkHealth, healthRecord, type HealthCounters } from './outbox-health';
 import { resolveMemoryOutboxOptions, type MemoryOutboxOptions, type ResolvedMemoryOutboxOptions } from './outbox-options';
+import { HeldLeases } from './outbox-leases';
 import { OutboxProcessor } from './outbox-processor';
 import { pruneOnce } from './outbox-prune';
 import { OutboxRegistry } from './outbox-registry';
@@ -23,6 +24,12 @@ export interface MemoryOutboxDependencies {
   readonly random?: () => number;
   /** Receives `agent_runtime.memory_outbox.job`. @default none */
   readonly events?: TelemetrySink;
+  /**
+   * The leases whose settle has not landed, shared with the outboxes that follow this one (the
+   * bundle passes one per supervisor), so a later outbox ends the rows this one left `running`.
+   * @default a set of this outbox's own
+   */
+  readonly heldLeases?: HeldLeases;
 }
 
 type OutboxState = 'created' | 'starting' | 'running' | 'stopped';
@@ -55,7 +62,7 @@ export class PostgresMemoryOutbox {
   /** Validates `options` (spec 07 §6.2); throws `invalid_memory_outbox_config` and the other configuration codes. */
   constructor(dataSource: DataSource, options?: MemoryOutboxOptions, deps: MemoryOutboxDependencies = {}) {
     this.#context = new OutboxContext(dataSource, resolveMemoryOutboxOptions(options), deps.clock ?? systemClock, deps.random ?? Math.random, deps.events);
-    this.#processor = new OutboxProcessor(this.#context, this.#registry);
+    this.#processor = new OutboxProcessor(this.#context, this.#registry, deps.heldLeases ?? new HeldLeases());
     this.processorDied = this.#processor.died;
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { frozenJsonParse } from '../../json/json-copy';
 import type { SessionEvent } from '../../runner/session.types';
 import type { MemoryScope } from '../services.types';
@@ -41,12 +42,14 @@ export interface ClaimCycle {
  * each becomes `running` with a new `lease_token`, `lease_until_ms = now + leaseMs` and
  * `attempts + 1`. The next cursor is the last job claimed when `free` were claimed, the end of the
  * window when the scan was cut at `maxClaimScan`, and the start (`null`) when the scan reached the
- * end of the due jobs: the cursor continues and wraps, so no due job starves behind others.
+ * end of the due jobs: the cursor continues and wraps, so no due job starves behind others. The
+ * lease tokens derive from `claimId`, so a claim that failed without an answer can be released
+ * with {@link releaseLostClaims}.
  */
-export async function claimJobs(context: OutboxContext, adapters: readonly string[], free: number, cursor: ClaimCursor | null): Promise<ClaimCycle> {
+export async function claimJobs(context: OutboxContext, adapters: readonly string[], free: number, cursor: ClaimCursor | null, claimId: string = randomUUID()): Promise<ClaimCycle> {
   const { maxClaimScan, leaseMs } = context.options;
   const rows = await context.run(async (client, sql) => {
-    const base = [adapters, maxClaimScan, free, leaseMs];
+    const base = [adapters, maxClaimScan, free, leaseMs, claimId];
     const values = cursor === null ? base : [...base, cursor.due, cursor.created, cursor.jobId];
     return (await client.query(cursor === null ? sql.claimFromStart : sql.claimAfter, values)).rows;
   });
@@ -107,4 +110,15 @@ function compareKeys(a: ClaimCursor, b: ClaimCursor): number {
 export async function leasedEvents(context: OutboxContext, job: ClaimedJob): Promise<readonly SessionEvent[] | null> {
   const [row] = await context.run(async (client, sql) => (await client.query(sql.leasedEvents, [job.jobId, job.leaseToken])).rows);
   return row === undefined ? null : (frozenJsonParse(row.events as string) as readonly SessionEvent[]);
+}
+
+/**
+ * Releases the jobs claims `claimIds` may have committed although their answer was lost (the
+ * connection failed during the claim): `running` under a token of one of them → `retry_wait`, due
+ * now, the attempt not counted. Returns how many.
+ */
+export async function releaseLostClaims(context: OutboxContext, claimIds: readonly string[]): Promise<number> {
+  const rows = await context.run(async (client, sql) => (await client.query(sql.releaseLostClaims, [claimIds])).rows);
+  for (const row of rows) context.transition('running', 'retry_wait', rowNumber(row.attempts), 'memory_outbox_claim_lost');
+  return rows.length;
 }

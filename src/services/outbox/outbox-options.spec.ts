@@ -84,6 +84,9 @@ describe('§6.2 memory outbox options', () => {
   it('defaultMaxAttempts above maxAttempts → memory_outbox_runner_max_attempts_exceeded', () => {
     expect(failure({ maxAttempts: 3, defaultMaxAttempts: 4 })).toMatchObject({ code: 'memory_outbox_runner_max_attempts_exceeded', details: { field: 'defaultMaxAttempts', max_attempts: 3 } });
     expect(resolveMemoryOutboxOptions({ maxAttempts: 3 }).defaultMaxAttempts).toBe(3);
+    // 11 is above the default cap of 10: the cross-check answers, not a range rule (issue 23 item 7)
+    expect(failure({ defaultMaxAttempts: 11 })).toMatchObject({ code: 'memory_outbox_runner_max_attempts_exceeded', details: { field: 'defaultMaxAttempts', max_attempts: 10 } });
+    expect(failure({ defaultMaxAttempts: 0 })).toMatchObject({ code: 'invalid_memory_outbox_config', details: { field: 'defaultMaxAttempts' } });
   });
 
   it('backoffMaxMs below backoffBaseMs is refused', () => {

@@ -39,7 +39,7 @@ export interface MemoryOutboxOptions {
   maxJobBytes?: number;
   /** Cap of a job's `maxAttempts`, 1..10. @default 10 */
   maxAttempts?: number;
-  /** Attempts of a job that names none, 1..`maxAttempts` (more → `memory_outbox_runner_max_attempts_exceeded`). @default 5 */
+  /** Attempts of a job that names none, an integer ≥ 1 and ≤ `maxAttempts` (more, 11 included → `memory_outbox_runner_max_attempts_exceeded`). @default 5 */
   defaultMaxAttempts?: number;
   /** First retry delay, 1..3,600,000 ms; doubles per attempt. @default 250 */
   backoffBaseMs?: number;
@@ -105,7 +105,8 @@ const RULES: OptionRules<keyof MemoryOutboxOptions> = {
   maxEventBytes: integerIn(1, MAX_JSONB_BYTES),
   maxJobBytes: integerIn(1, MAX_JSONB_BYTES),
   maxAttempts: integerIn(1, 10),
-  defaultMaxAttempts: integerIn(1, 10),
+  // no upper bound of its own: above `maxAttempts` is the cross-check's `memory_outbox_runner_max_attempts_exceeded` (spec 07 §6.2)
+  defaultMaxAttempts: integerIn(1),
   backoffBaseMs: integerIn(1, 3_600_000),
   backoffMaxMs: integerIn(1, 86_400_000),
   leaseMs: integerIn(10, 3_600_000),

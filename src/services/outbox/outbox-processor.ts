@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { handled } from '../../shared/async/handled-promise';
+import { exponentialBackoff, retry } from '../../shared/time/retry';
 import { timeoutSignal } from '../../shared/time/timeout-signal';
 import { RuntimeServiceError } from '../runtime-service.errors';
 import type { IngestionCount } from '../services.types';
@@ -7,12 +9,16 @@ import type { OutboxContext } from './outbox-context';
 import { pruneOnce } from './outbox-prune';
 import type { OutboxRegistry } from './outbox-registry';
 import { deliveryErrorCode } from './outbox-retry';
-import { completeJob, failJob } from './outbox-settle';
+import { COMPLETE, OWNER_GONE, writeSettle, type HeldLeases, type PendingSettle } from './outbox-leases';
 
 /** The abort reason of a delivery whose lease ran out. */
 const LEASE_EXPIRED = new RuntimeServiceError('timeout', { reason: 'memory_outbox_lease_expired' });
 /** The abort reason of deliveries in flight when the outbox stops. */
 const STOPPED = new RuntimeServiceError('runtime_service_generation_stale');
+
+/** Pauses between the attempts of a settle that failed on the database, within the lease. */
+const SETTLE_RETRY_FIRST_MS = 100;
+const SETTLE_RETRY_MAX_MS = 2000;
 
 type Outcome = { readonly ok: true; readonly value: IngestionCount } | { readonly ok: false; readonly error: unknown };
 
@@ -23,6 +29,9 @@ type Outcome = { readonly ok: true; readonly value: IngestionCount } | { readonl
  * batch (at most once per `pollIntervalMs`). A database failure skips the rest of a cycle (the next
  * one tries again; the health probe decides about the dependency); any other error escaping the
  * loop's own bookkeeping kills it, and {@link died} resolves with `runtime_service_child_down`.
+ * A settle that fails on the database is retried until the lease ends; one that still has not
+ * landed, and every delivery abandoned by a stop, is handed to the {@link HeldLeases}, which each
+ * cycle (of this or the next generation's processor) writes first.
  */
 export class OutboxProcessor {
   /** Resolves (never rejects) when the loop dies; pending forever otherwise. */
@@ -42,6 +51,7 @@ export class OutboxProcessor {
   constructor(
     private readonly context: OutboxContext,
     private readonly registry: OutboxRegistry,
+    private readonly leases: HeldLeases,
   ) {
     this.died = new Promise((resolve) => {
       this.#reportDeath = resolve;
@@ -114,15 +124,23 @@ export class OutboxProcessor {
   }
 
   private async cycle(): Promise<void> {
+    if (this.leases.size > 0) await tolerated(this.leases.reconcile(this.context));
+    if (this.#stopped) return;
     const free = this.context.options.processor.concurrency - this.#inFlight.size;
     const adapters = this.registry.ids();
     if (free > 0 && adapters.length > 0) {
       const claimedAt = this.context.clock.monotonicNow();
-      const cycle = await tolerated(claimJobs(this.context, adapters, free, this.#cursor));
-      if (cycle !== undefined) {
+      const claimId = randomUUID();
+      const cycle = await tolerated(claimJobs(this.context, adapters, free, this.#cursor, claimId));
+      // a failed claim may still have committed: its leases are released once the database answers
+      if (cycle === undefined) this.leases.holdLostClaim(claimId);
+      else {
         this.#cursor = cycle.cursor;
-        // jobs claimed while stopping are left to their lease
-        if (!this.#stopped) for (const job of cycle.claimed) this.deliver(job, claimedAt);
+        // jobs claimed while stopping go back at once through the held leases
+        for (const job of cycle.claimed) {
+          if (this.#stopped) this.leases.hold(job, OWNER_GONE);
+          else this.deliver(job, claimedAt);
+        }
         if (cycle.exhausted > 0 && !this.#stopped) await tolerated(failExhausted(this.context, adapters));
       }
     }
@@ -157,16 +175,40 @@ export class OutboxProcessor {
     let outcome: Outcome;
     try {
       const events = await tolerated(leasedEvents(this.context, job));
-      if (events === undefined || events === null || this.#stopped) return;
+      // null: the lease is already gone; undefined: the database failed, so the job goes back once it answers
+      if (events === null) return;
+      if (events === undefined || this.#stopped) {
+        this.leases.hold(job, OWNER_GONE);
+        return;
+      }
       const call = { signal: bound.signal, timeoutMs: Math.max(1, Math.floor(claimedAt + options.leaseMs - clock.monotonicNow())) };
       const answer = Promise.resolve().then(() => target.addEvents(job.scope, events, { epoch: job.epoch, jobId: job.jobId }, call));
       outcome = await settledOrAborted(answer, bound.signal);
     } finally {
       bound.dispose();
     }
-    if (this.#stopped) return;
-    if (outcome.ok) await tolerated(completeJob(this.context, job));
-    else await tolerated(failJob(this.context, job, bound.timedOut ? 'memory_outbox_lease_expired' : deliveryErrorCode(outcome.error)));
+    if (this.#stopped) {
+      this.leases.hold(job, outcome.ok ? COMPLETE : OWNER_GONE);
+      return;
+    }
+    await this.settle(job, outcome.ok ? COMPLETE : { kind: 'fail', code: bound.timedOut ? 'memory_outbox_lease_expired' : deliveryErrorCode(outcome.error) }, claimedAt);
+  }
+
+  /** Writes `settle`, retrying database failures until the lease ends or the outbox stops; then the held leases take it over. */
+  private async settle(job: ClaimedJob, settle: PendingSettle, claimedAt: number): Promise<void> {
+    const { clock, options } = this.context;
+    try {
+      await retry(() => writeSettle(this.context, job, settle, 'lease'), {
+        attempts: Infinity,
+        delayMs: exponentialBackoff(SETTLE_RETRY_FIRST_MS, SETTLE_RETRY_MAX_MS),
+        retryable: (error) => RuntimeServiceError.isRuntimeServiceError(error),
+        maxElapsedMs: Math.max(0, claimedAt + options.leaseMs - clock.monotonicNow()),
+        signal: this.#stop.signal,
+      }, clock);
+    } catch (error) {
+      if (!RuntimeServiceError.isRuntimeServiceError(error)) throw error;
+      this.leases.hold(job, settle);
+    }
   }
 
   /** The error itself is dropped: its text may carry anything. */

@@ -5,14 +5,21 @@ import { retryDelayMs } from './outbox-retry';
 import { lockUsage, scopeUsageKey, UsageChanges } from './outbox-usage';
 
 /**
+ * What a settle is fenced on: `lease` (spec 07 §6.4: token, phase and an unexpired lease) for the
+ * delivery that holds it; `token` (token and phase) for the reconciler of this instance's own
+ * leases, whose token still in place proves no other claimant took the job.
+ */
+export type SettleFence = 'lease' | 'token';
+
+/**
  * Records a delivered job as `completed`, fenced on its lease (spec 07 §6.4): the update commits only
  * while the job is `running` under `job.leaseToken` and `lease_until_ms > now`, with usage in the
  * same transaction. False when the lease was lost: the result is discarded and nothing is written.
  */
-export async function completeJob(context: OutboxContext, job: ClaimedJob): Promise<boolean> {
+export async function completeJob(context: OutboxContext, job: ClaimedJob, fence: SettleFence = 'lease'): Promise<boolean> {
   const done = await context.run(async (client, sql) => {
     await lockUsage(client, sql, scopeUsageKey(job.scope));
-    const { rows } = await client.query(sql.complete, [job.jobId, job.leaseToken]);
+    const { rows } = await client.query(fence === 'lease' ? sql.complete : sql.completeOwned, [job.jobId, job.leaseToken]);
     if (rows.length === 0) return false;
     const changes = new UsageChanges();
     changes.finished(job.scope, rowNumber(rows[0].job_bytes));
@@ -29,15 +36,15 @@ export async function completeJob(context: OutboxContext, job: ClaimedJob): Prom
  * by the database clock; else `failed`. `last_error` is the code. Returns the phase written, or
  * `null` when the lease was lost.
  */
-export async function failJob(context: OutboxContext, job: ClaimedJob, code: string): Promise<OutboxJobPhase | null> {
+export async function failJob(context: OutboxContext, job: ClaimedJob, code: string, fence: SettleFence = 'lease'): Promise<OutboxJobPhase | null> {
   const to: OutboxJobPhase = code === 'memory_epoch_fenced' ? 'cancelled' : job.attempts < job.maxAttempts ? 'retry_wait' : 'failed';
   const delay = to === 'retry_wait' ? retryDelayMs(job.attempts, context.options, context.random) : 0;
   const written = await context.run(async (client, sql) => {
     if (to === 'retry_wait') {
-      return (await client.query(sql.retry, [job.jobId, job.leaseToken, delay, code])).rows.length > 0;
+      return (await client.query(fence === 'lease' ? sql.retry : sql.retryOwned, [job.jobId, job.leaseToken, delay, code])).rows.length > 0;
     }
     await lockUsage(client, sql, scopeUsageKey(job.scope));
-    const { rows } = await client.query(sql.finish, [job.jobId, job.leaseToken, to, code]);
+    const { rows } = await client.query(fence === 'lease' ? sql.finish : sql.finishOwned, [job.jobId, job.leaseToken, to, code]);
     if (rows.length === 0) return false;
     const changes = new UsageChanges();
     changes.finished(job.scope, rowNumber(rows[0].job_bytes));

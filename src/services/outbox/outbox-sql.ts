@@ -6,6 +6,9 @@ export const DB_NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::b
 
 const WAITING = `('pending', 'retry_wait')`;
 
+/** The lease token of job `jobId` claimed by claim `claimId` (SQL expressions): unique per claim and job, and derivable again by this instance. */
+const claimToken = (claimId: string, jobId: string) => `md5(${claimId} || ':' || ${jobId})::uuid`;
+
 /**
  * Every statement of the outbox, with fully qualified table names. `jsonb` values travel as JSON
  * text (`$n::jsonb`). Statements that write read the clock themselves, so no host time is stored.
@@ -20,11 +23,11 @@ export function outboxStatements(schema: string) {
    * after the lock is granted, so a completion that waited for a reclaim sees the reclaimed row and
    * today's time; a lost lease (other token, other phase, `now >= lease_until_ms`) writes nothing.
    */
-  const fenced = (assignments: string) => `WITH locked AS MATERIALIZED (SELECT job_id, phase, lease_token, lease_until_ms FROM ${jobs} WHERE job_id = $1::text FOR UPDATE),
+  const fenced = (assignments: string, fence: 'lease' | 'token' = 'lease') => `WITH locked AS MATERIALIZED (SELECT job_id, phase, lease_token, lease_until_ms FROM ${jobs} WHERE job_id = $1::text FOR UPDATE),
       clocked AS MATERIALIZED (SELECT l.*, ${DB_NOW_MS} AS now FROM locked l)
     UPDATE ${jobs} AS t SET ${assignments}, lease_token = NULL, lease_until_ms = 0, updated_at_ms = c.now
     FROM clocked c
-    WHERE t.job_id = c.job_id AND c.phase = 'running' AND c.lease_token = $2::uuid AND c.lease_until_ms > c.now
+    WHERE t.job_id = c.job_id AND c.phase = 'running' AND c.lease_token = $2::uuid${fence === 'lease' ? ' AND c.lease_until_ms > c.now' : ''}
     RETURNING t.app_name, t.user_id, t.job_bytes, t.attempts`;
 
   /**
@@ -35,9 +38,11 @@ export function outboxStatements(schema: string) {
    * each row's phase and due time on its latest version. The result is one row per claimed job,
    * or one row without a job, each carrying the window's size, its last key, and how many expired
    * running jobs in it have no attempt left (those are failed by `failExhausted`, not claimed).
+   * Each lease token derives from the claim id `$5` and the job id, so a claim whose answer was
+   * lost can still be found and released (`releaseLostClaims`).
    */
   const claim = (withCursor: boolean) => {
-    const after = (due: string) => (withCursor ? `AND (${due}, j.created_at_ms, j.job_id) > ($5::bigint, $6::bigint, $7::text)` : '');
+    const after = (due: string) => (withCursor ? `AND (${due}, j.created_at_ms, j.job_id) > ($6::bigint, $7::bigint, $8::text)` : '');
     return `WITH clock AS MATERIALIZED (SELECT ${DB_NOW_MS} AS now),
       due AS (
         SELECT j.job_id, j.due_at_ms AS k_due, j.created_at_ms AS k_created, j.adapter_id, j.phase, j.attempts, j.max_attempts FROM ${jobs} AS j
@@ -56,7 +61,7 @@ export function outboxStatements(schema: string) {
         ORDER BY s.k_due, s.k_created, s.job_id LIMIT $3::integer
         FOR UPDATE OF j SKIP LOCKED),
       claimed AS (
-        UPDATE ${jobs} AS t SET phase = 'running', lease_token = gen_random_uuid(), lease_until_ms = c.now + $4::bigint,
+        UPDATE ${jobs} AS t SET phase = 'running', lease_token = ${claimToken('$5::text', 't.job_id')}, lease_until_ms = c.now + $4::bigint,
           due_at_ms = c.now + $4::bigint, attempts = t.attempts + 1, updated_at_ms = c.now
         FROM picked AS p, clock AS c WHERE t.job_id = p.job_id
         RETURNING t.job_id, t.adapter_id, t.app_name, t.user_id, t.epoch, t.attempts, t.max_attempts, t.lease_token::text AS lease_token,
@@ -103,6 +108,24 @@ export function outboxStatements(schema: string) {
     retry: fenced(`phase = 'retry_wait', due_at_ms = c.now + $3::bigint, last_error = $4::text`),
     /** $3 'failed' | 'cancelled', $4 error code */
     finish: fenced(`phase = $3::text, last_error = $4::text, finished_at_ms = c.now`),
+
+    /**
+     * The same three writes for the reconciler (outbox-leases.ts), fenced on the token alone: a
+     * token still in place means no other claimant took the job since, even after its lease ended.
+     */
+    completeOwned: fenced(`phase = 'completed', last_error = NULL, finished_at_ms = c.now`, 'token'),
+    retryOwned: fenced(`phase = 'retry_wait', due_at_ms = c.now + $3::bigint, last_error = $4::text`, 'token'),
+    finishOwned: fenced(`phase = $3::text, last_error = $4::text, finished_at_ms = c.now`, 'token'),
+
+    // $1 claim ids whose answer was lost: their jobs go back to retry_wait, due now, the attempt not counted
+    releaseLostClaims: `WITH clock AS MATERIALIZED (SELECT ${DB_NOW_MS} AS now),
+      lost AS MATERIALIZED (
+        SELECT j.job_id FROM ${jobs} AS j
+        WHERE j.phase = 'running' AND j.lease_token IN (SELECT ${claimToken('c', 'j.job_id')} FROM unnest($1::text[]) AS c)
+        FOR UPDATE OF j)
+      UPDATE ${jobs} AS t SET phase = 'retry_wait', lease_token = NULL, lease_until_ms = 0, due_at_ms = k.now, attempts = t.attempts - 1, updated_at_ms = k.now
+      FROM lost AS l, clock AS k WHERE t.job_id = l.job_id AND t.phase = 'running'
+      RETURNING t.attempts`,
 
     // running jobs whose lease ended on their last attempt (a crashed or hung delivery): failed, never claimed again
     failExhausted: `WITH clock AS MATERIALIZED (SELECT ${DB_NOW_MS} AS now),

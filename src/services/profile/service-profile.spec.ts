@@ -61,6 +61,7 @@ describe('profile compilation (spec 07 §3)', () => {
     expect(failure('durable_local', { memoryOutbox: { bogus: 1 } })).toEqual({ code: 'invalid_memory_outbox_config', details: { field: 'bogus' } });
     expect(failure('durable_local', { memoryOutbox: { pollIntervalMs: 0 } }).code).toBe('invalid_memory_outbox_poll_interval');
     expect(failure('durable_local', { memoryOutbox: { maxAttempts: 3, defaultMaxAttempts: 4 } }).code).toBe('memory_outbox_runner_max_attempts_exceeded');
+    expect(failure('durable_local', { memoryOutbox: { defaultMaxAttempts: 11 } }).code).toBe('memory_outbox_runner_max_attempts_exceeded');
   });
 
   it('chooses the adapters and the routing from the profile alone, with the spec defaults', () => {
