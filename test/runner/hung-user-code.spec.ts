@@ -1,4 +1,5 @@
 import { AdmissionController } from '../../src/admission/admission-controller';
+import { RunRegistry } from '../../src/runner/runs/run-registry';
 import type { Agent } from '../../src/runner/agent.types';
 import type { RunnerError } from '../../src/runner/runner.errors';
 import { makeRunner, Observers, runnerError, scriptedAgent, canary, USER } from '../../src/runner/testing/runner-harness';
@@ -93,5 +94,24 @@ describe('after the end, nothing the invocation was given is called again', () =
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(execute).not.toHaveBeenCalled();
     expect(agent.model.calls).toHaveLength(1);
+  });
+});
+
+describe('RunRegistry.shutdown with hung user code', () => {
+  it.each(hungSites().map((site) => [site.name, site] as const))('does not wait its grace for a run hung at: %s', async (_name, site) => {
+    const armed = site.arm();
+    const controller = new AdmissionController({ globalLimit: 4 });
+    const runner = makeRunner({ agent: armed.agent, plugins: armed.plugins, sessionService: armed.sessionService(new SessionServiceDouble()), admission: { controller } });
+    const registry = new RunRegistry({ runners: [runner], shutdownGraceMs: 10_000 });
+    const { run_id } = await registry.start({ agent: armed.agent.name, userId: USER, message: 'hello' });
+    await armed.hang.started;
+
+    const startedAt = performance.now();
+    await registry.shutdown();
+
+    expect(performance.now() - startedAt).toBeLessThan(1000);
+    expect(await registry.get(run_id)).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', details: { reason: 'shutdown' } } });
+    expect(registry.status()).toEqual({ accepting: false, active: 0 });
+    expect(controller.status().active).toBe(0);
   });
 });
