@@ -5,6 +5,7 @@ import { RunnerError } from '../../src/runner/runner.errors';
 import { Observers, USER } from '../../src/runner/testing/runner-harness';
 import { PostgresSessionService } from '../../src/services/sessions/postgres-session-service';
 import { openLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { hungSites, SETTLE_BOUND_MS, type HungSite } from './hung-user-code.fixture';
 
 /**
@@ -17,13 +18,13 @@ const LEASE_MS = 300;
 const RENEW_INTERVAL_MS = LEASE_MS / 3;
 
 let harness: LedgerHarness;
-let ledger: InvocationLedger;
+let sharedLedger: InvocationLedger;
 let sessions: PostgresSessionService;
 
 beforeAll(async () => {
   harness = await openLedgerHarness();
   const dataSource = await harness.dataSource();
-  ledger = await harness.ledger({ instanceId: 'race-a', defaultLeaseMs: LEASE_MS }, {}, dataSource);
+  sharedLedger = await harness.ledger({ instanceId: 'race-a', defaultLeaseMs: LEASE_MS }, {}, dataSource);
   sessions = new PostgresSessionService(dataSource);
   await sessions.start();
 });
@@ -47,7 +48,8 @@ async function row(id: string): Promise<Row> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts a durable run on `site`'s hanging set-up; resolves once the user code hangs, with its invocation id. */
-async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; signal?: AbortSignal } = {}) {
+async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; signal?: AbortSignal; ledger?: InvocationLedger } = {}) {
+  const ledger = options.ledger ?? sharedLedger;
   const armed = site.arm();
   const controller = new AdmissionController({ globalLimit: 4 });
   const observers = new Observers();
@@ -79,6 +81,10 @@ async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; 
     );
   await armed.hang.started;
   return { controller, settled, startedAt, renewals, invocationId: () => invocationId, observers };
+}
+
+function beforeToolSite(): HungSite {
+  return hungSites().find((candidate) => candidate.logSite === 'before_tool') as HungSite;
 }
 
 afterEach(() => {
@@ -124,8 +130,7 @@ describe.each(hungSites())('durable, a never-returning $name', (site) => {
 
 describe('invocation_fence_lost (spec 03 §8)', () => {
   it('another instance taking the row ends the hung invocation invocation_fence_lost, returns its permit and writes nothing to the row', async () => {
-    const site = hungSites().find((candidate) => candidate.logSite === 'before_tool') as HungSite;
-    const run = await hungDurableRun(site);
+    const run = await hungDurableRun(beforeToolSite());
     const other = await harness.ledger({ instanceId: 'race-b', defaultLeaseMs: LEASE_MS });
 
     // the row's lease is still current on the database clock: `now` beyond it stands for a takeover after it lapsed
@@ -142,5 +147,31 @@ describe('invocation_fence_lost (spec 03 §8)', () => {
     expect(await row(run.invocationId())).toEqual(taken);
     expect(taken).toMatchObject({ phase: 'running', owner_instance: 'race-b' });
     expect(run.renewals.filter((stamp) => stamp > at)).toEqual([]);
+  });
+});
+
+describe('an ended durable invocation whose finish cannot be written', () => {
+  it('stops renewing its lease at the cancel, so the sweep recovers its row once the lease lapsed', async () => {
+    const proxy = await startTcpProxy(harness.database.url);
+    const dataSource = await harness.dataSource({}, proxy.url);
+    const cutOff = await harness.ledger({ instanceId: 'race-c', defaultLeaseMs: LEASE_MS }, {}, dataSource);
+    harness.track(() => proxy.sever());
+    const abort = new AbortController();
+    const run = await hungDurableRun(beforeToolSite(), { signal: abort.signal, ledger: cutOff });
+    await pause(RENEW_INTERVAL_MS + 20);
+    expect(run.renewals.length).toBeGreaterThan(0);
+
+    proxy.cut();
+    const cancelledAt = performance.now();
+    abort.abort('operator');
+    const leased = await row(run.invocationId());
+    await pause(4 * RENEW_INTERVAL_MS);
+
+    expect(run.renewals.filter((at) => at > cancelledAt)).toEqual([]);
+    expect(await row(run.invocationId())).toEqual(leased);
+    expect(leased).toMatchObject({ phase: 'running', owner_instance: 'race-c' });
+    expect((await run.settled).error.code).toBe('cancelled');
+    expect(run.controller.status().active).toBe(0);
+    expect(await sharedLedger.recoverExpired()).toContain(run.invocationId());
   });
 });
