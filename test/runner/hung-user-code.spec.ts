@@ -97,6 +97,36 @@ describe('after the end, nothing the invocation was given is called again', () =
   });
 });
 
+describe('toolsets of an ended invocation', () => {
+  it("a toolset close() that never returns is called but not awaited once the invocation was cancelled", async () => {
+    const close = jest.fn(() => new Promise<void>(() => undefined));
+    let started!: () => void;
+    const executing = new Promise<void>((resolve) => (started = resolve));
+    const toolset = {
+      name: 'remote',
+      listToolNames: () => ['act'],
+      materialize: () => ({
+        name: 'act',
+        execute: () => {
+          started();
+          return new Promise(() => undefined);
+        },
+      }),
+      close,
+    };
+    const agent = scriptedAgent([{ toolCalls: [{ id: 'c1', name: 'act', args: {} }] }], { tools: [toolset] } as Partial<Agent>);
+    const abort = new AbortController();
+    const pending = runnerError(makeRunner({ agent }).run({ userId: USER, message: 'hi', signal: abort.signal }));
+    await executing;
+    const cancelledAt = performance.now();
+    abort.abort();
+
+    expect((await pending).code).toBe('cancelled');
+    expect(performance.now() - cancelledAt).toBeLessThanOrEqual(SETTLE_BOUND_MS);
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe('RunRegistry.shutdown with hung user code', () => {
   it.each(hungSites().map((site) => [site.name, site] as const))('does not wait its grace for a run hung at: %s', async (_name, site) => {
     const armed = site.arm();

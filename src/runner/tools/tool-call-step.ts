@@ -181,11 +181,8 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
   let args = prepared.args;
   const ctx = scope.toolContext(agent.name, call.id, prepared.confirmation);
   const local = (fn: unknown) => ({ owner: AGENT_CALLBACK, fn: fn as never, self: agent.agent });
-  const before = await runChain('before_tool', linksOf<ToolHookArgs, unknown>(scope.options.plugins, 'beforeToolCallback', local(agent.agent.beforeToolCallback)), {
-    ctx,
-    tool: tool.tool,
-    args,
-  }, scope);
+  const beforeLinks = linksOf<ToolHookArgs, unknown>(scope.options.plugins, 'beforeToolCallback', local(agent.agent.beforeToolCallback));
+  const before = await runChain('before_tool', beforeLinks, { ctx, tool: tool.tool, args }, scope);
   let result: JsonValue | undefined;
   let outcome: ToolCallOutcome = 'executed';
   if (before !== undefined && isToolAmendment(before.value)) {
@@ -207,23 +204,15 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
         result = (await scope.userCode('tool.execute', () => span.run(() => tool.tool.execute(args, ctx)))) ?? null;
       } catch (error) {
         scope.throwIfEnded();
-        const replaced = await runChain('on_tool_error', linksOf<ToolHookArgs & { error: unknown }, unknown>(scope.options.plugins, 'onToolErrorCallback'), {
-          ctx,
-          tool: tool.tool,
-          args,
-          error,
-        }, scope);
+        const errorLinks = linksOf<ToolHookArgs & { error: unknown }, unknown>(scope.options.plugins, 'onToolErrorCallback');
+        const replaced = await runChain('on_tool_error', errorLinks, { ctx, tool: tool.tool, args, error }, scope);
         if (replaced === undefined) return { response: { success: false, error: { kind: 'tool_error' } }, outcome: 'error' };
         result = jsonResult(replaced.value, replaced.owner, 'on_tool_error');
       }
     }
   }
-  const after = await runChain('after_tool', linksOf<ToolHookArgs & { result: JsonValue }, unknown>(scope.options.plugins, 'afterToolCallback', local(agent.agent.afterToolCallback)), {
-    ctx,
-    tool: tool.tool,
-    args,
-    result: result as JsonValue,
-  }, scope);
+  const afterLinks = linksOf<ToolHookArgs & { result: JsonValue }, unknown>(scope.options.plugins, 'afterToolCallback', local(agent.agent.afterToolCallback));
+  const after = await runChain('after_tool', afterLinks, { ctx, tool: tool.tool, args, result: result as JsonValue }, scope);
   if (after !== undefined) result = jsonResult(after.value, after.owner, 'after_tool');
   try {
     return { response: { success: true, result: frozenJsonCopy(result as JsonValue) }, outcome };

@@ -32,7 +32,9 @@ export async function declarationsOf(scope: InvocationScope, agent: CompiledAgen
     const ctx = scope.context(agent.name);
     let offered: readonly ToolDeclaration[];
     try {
-      offered = toolset.declarations ? frozenJsonCopy([...(await scope.userCode('toolset.declarations', () => toolset.declarations!(ctx)))]) : (await listedNames(scope, agent, toolset)).map(openDeclaration);
+      offered = toolset.declarations
+        ? frozenJsonCopy([...(await scope.userCode('toolset.declarations', () => (toolset.declarations as NonNullable<Toolset['declarations']>).call(toolset, ctx)))])
+        : (await listedNames(scope, agent, toolset)).map(openDeclaration);
     } catch {
       scope.throwIfEnded();
       // a toolset that cannot describe itself offers nothing this turn; its calls still resolve by name
