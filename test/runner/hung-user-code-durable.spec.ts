@@ -6,7 +6,8 @@ import { Observers, USER } from '../../src/runner/testing/runner-harness';
 import { PostgresSessionService } from '../../src/services/sessions/postgres-session-service';
 import { openLedgerHarness, type LedgerHarness } from '../support/ledger-harness';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { hungSites, SETTLE_BOUND_MS, type HungSite } from './hung-user-code.fixture';
+import { hungSites, SETTLE_BOUND_MS, timeoutWatchClock, type HungSite } from './hung-user-code.fixture';
+import type { Clock } from '../../src/shared/time/clock';
 
 /**
  * Issue 23 item 3 on a real ledger: a durable invocation whose user code never returns ends its
@@ -16,6 +17,12 @@ import { hungSites, SETTLE_BOUND_MS, type HungSite } from './hung-user-code.fixt
  */
 const LEASE_MS = 300;
 const RENEW_INTERVAL_MS = LEASE_MS / 3;
+/**
+ * The settle bound here also holds the ledger's round trips (the finish, a renewal), which a Postgres
+ * shared with other suites can slow well past 100 ms; the Runner's own bound is pinned by
+ * hung-user-code.spec.ts. A run pinned by its user code never settles, so this still fails then.
+ */
+const DURABLE_SETTLE_BOUND_MS = SETTLE_BOUND_MS + 900;
 
 let harness: LedgerHarness;
 let sharedLedger: InvocationLedger;
@@ -48,7 +55,7 @@ async function row(id: string): Promise<Row> {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts a durable run on `site`'s hanging set-up; resolves once the user code hangs, with its invocation id. */
-async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; signal?: AbortSignal; ledger?: InvocationLedger } = {}) {
+async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; signal?: AbortSignal; ledger?: InvocationLedger; clock?: Clock } = {}) {
   const ledger = options.ledger ?? sharedLedger;
   const armed = site.arm();
   const controller = new AdmissionController({ globalLimit: 4 });
@@ -62,6 +69,7 @@ async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; 
     admission: { controller },
     logger: observers.logger,
     ...(options.runTimeoutMs === undefined ? {} : { runTimeoutMs: options.runTimeoutMs }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   let invocationId = '';
   const renewals: number[] = [];
@@ -70,7 +78,6 @@ async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; 
     if (args[0] === invocationId) renewals.push(performance.now());
     return renew(...args);
   });
-  const startedAt = performance.now();
   const settled = runner
     .run({ userId: USER, message: 'hello', durable: true, signal: options.signal, onAdmitted: ({ invocation_id }) => (invocationId = invocation_id) })
     .then(
@@ -80,7 +87,7 @@ async function hungDurableRun(site: HungSite, options: { runTimeoutMs?: number; 
       (error: unknown) => ({ error: error as RunnerError, at: performance.now() }),
     );
   await armed.hang.started;
-  return { controller, settled, startedAt, renewals, invocationId: () => invocationId, observers };
+  return { controller, settled, renewals, invocationId: () => invocationId, observers };
 }
 
 function beforeToolSite(): HungSite {
@@ -114,16 +121,17 @@ describe.each(hungSites())('durable, a never-returning $name', (site) => {
     const { error, at } = await run.settled;
 
     expect(error.code).toBe('cancelled');
-    expect(at - cancelledAt).toBeLessThanOrEqual(SETTLE_BOUND_MS);
+    expect(at - cancelledAt).toBeLessThanOrEqual(DURABLE_SETTLE_BOUND_MS);
     await expectEndedAndNotRenewed(run, cancelledAt, 'cancelled', { reason: 'cancelled' });
   });
 
   it('runTimeoutMs ends the run and its row timed_out within the bound; the lease is not renewed after it', async () => {
-    const run = await hungDurableRun(site, { runTimeoutMs: 250 });
+    const clock = timeoutWatchClock(250);
+    const run = await hungDurableRun(site, { runTimeoutMs: 250, clock });
     const { error, at } = await run.settled;
 
     expect(error.code).toBe('timeout');
-    expect(at - run.startedAt).toBeLessThanOrEqual(250 + SETTLE_BOUND_MS);
+    expect(at - (clock.firedAt() as number)).toBeLessThanOrEqual(DURABLE_SETTLE_BOUND_MS);
     await expectEndedAndNotRenewed(run, at, 'timed_out', { status: 'timed_out', error_code: 'timeout' });
   });
 });
@@ -141,7 +149,7 @@ describe('invocation_fence_lost (spec 03 §8)', () => {
 
     expect(error.code).toBe('invocation_fence_lost');
     expect(error.details).toEqual({});
-    expect(at - takenAt).toBeLessThanOrEqual(RENEW_INTERVAL_MS + SETTLE_BOUND_MS);
+    expect(at - takenAt).toBeLessThanOrEqual(RENEW_INTERVAL_MS + DURABLE_SETTLE_BOUND_MS);
     expect(run.controller.status().active).toBe(0);
     await pause(3 * RENEW_INTERVAL_MS);
     expect(await row(run.invocationId())).toEqual(taken);

@@ -3,6 +3,7 @@ import type { Model, ModelResponse } from '../../src/runner/models/model.types';
 import type { SessionService } from '../../src/runner/session.types';
 import { AGENT } from '../../src/runner/testing/runner-harness';
 import { ScriptedModel } from '../../src/runner/models/scripted-model';
+import { systemClock, type Clock } from '../../src/shared/time/clock';
 
 /** The settle bound of an ended invocation (issue 23 item 3): 100 ms plus the system clock's resolution. */
 export const SETTLE_BOUND_MS = 100 + 16;
@@ -105,4 +106,23 @@ export function hungSites(): HungSite[] {
       },
     },
   ];
+}
+
+/**
+ * The system clock, noting when a timer of `timeoutMs` fires: the settle bound of a run timeout is
+ * measured from the moment the timeout ended the invocation, not from a start a loaded machine delays.
+ */
+export function timeoutWatchClock(timeoutMs: number): Clock & { readonly firedAt: () => number | undefined } {
+  let firedAt: number | undefined;
+  return {
+    monotonicNow: () => systemClock.monotonicNow(),
+    wallNow: () => systemClock.wallNow(),
+    setTimer: (fn, ms) =>
+      systemClock.setTimer(() => {
+        if (ms === timeoutMs) firedAt ??= performance.now();
+        fn();
+      }, ms),
+    clearTimer: (handle) => systemClock.clearTimer(handle),
+    firedAt: () => firedAt,
+  };
 }

@@ -1,10 +1,11 @@
 import { AdmissionController } from '../../src/admission/admission-controller';
 import { RunRegistry } from '../../src/runner/runs/run-registry';
 import type { Agent } from '../../src/runner/agent.types';
+import type { Clock } from '../../src/shared/time/clock';
 import type { RunnerError } from '../../src/runner/runner.errors';
 import { makeRunner, Observers, runnerError, scriptedAgent, canary, USER } from '../../src/runner/testing/runner-harness';
 import { SessionServiceDouble } from '../../src/runner/testing/session-service-double';
-import { hungSites, LATE_LOG_CODE, SETTLE_BOUND_MS, type Armed, type HungSite } from './hung-user-code.fixture';
+import { hungSites, LATE_LOG_CODE, SETTLE_BOUND_MS, timeoutWatchClock, type Armed, type HungSite } from './hung-user-code.fixture';
 
 /**
  * Spec 03 §6, issue 23 item 3: user code that never returns cannot pin an invocation. For each place
@@ -13,7 +14,7 @@ import { hungSites, LATE_LOG_CODE, SETTLE_BOUND_MS, type Armed, type HungSite } 
  * late result is discarded and logged once, without content.
  */
 describe.each(hungSites())('a never-returning $name', (site: HungSite) => {
-  const build = (armed: Armed, observers: Observers, controller: AdmissionController, runTimeoutMs?: number) =>
+  const build = (armed: Armed, observers: Observers, controller: AdmissionController, runTimeoutMs?: number, clock?: Clock) =>
     makeRunner({
       agent: armed.agent,
       sessionService: armed.sessionService(new SessionServiceDouble()),
@@ -21,6 +22,7 @@ describe.each(hungSites())('a never-returning $name', (site: HungSite) => {
       admission: { controller },
       logger: observers.logger,
       ...(runTimeoutMs === undefined ? {} : { runTimeoutMs }),
+      ...(clock === undefined ? {} : { clock }),
     });
 
   it('a cancel settles the run as cancelled within the bound and returns the permit', async () => {
@@ -49,14 +51,14 @@ describe.each(hungSites())('a never-returning $name', (site: HungSite) => {
     const observers = new Observers();
     const controller = new AdmissionController({ globalLimit: 4 });
     const armed = site.arm();
-    const runner = build(armed, observers, controller, 200);
+    const clock = timeoutWatchClock(200);
+    const runner = build(armed, observers, controller, 200, clock);
 
-    const startedAt = performance.now();
     const error = await runnerError(runner.run({ userId: USER, message: 'hello' }));
-    const settledMs = performance.now() - startedAt;
+    const settledAt = performance.now();
 
     expect(error.code).toBe('timeout');
-    expect(settledMs).toBeLessThanOrEqual(200 + SETTLE_BOUND_MS);
+    expect(settledAt - (clock.firedAt() as number)).toBeLessThanOrEqual(SETTLE_BOUND_MS);
     expect(controller.status().active).toBe(0);
     expect(observers.logLines.filter((line) => line.includes(LATE_LOG_CODE))).toEqual([]);
 
