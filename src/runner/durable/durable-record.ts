@@ -94,10 +94,19 @@ export class DurableRecord {
     return { schema_version: 1, completed_steps: this.#steps, pending_call_ids: pendingCallIds };
   }
 
+  /**
+   * Renews the lease every third of it until the invocation's signal aborts: an invocation that
+   * ended (cancel, run timeout, lost fence) holds its row no longer than its lease even when its
+   * finish never comes, so the sweep or a resume elsewhere can take it.
+   */
   #renewing(): this {
     const { clock } = this.scope.options;
     const interval = Math.max(1, Math.floor(this.ledger.defaultLeaseMs / 3));
+    const signal = this.scope.signal;
+    if (signal.aborted) return this;
+    signal.addEventListener('abort', () => this.#stopRenewing(), { once: true });
     const tick = () => {
+      if (signal.aborted) return;
       this.#timer = clock.setTimer(tick, interval);
       this.ledger.renew(this.scope.invocationId, this.token, { leaseMs: this.ledger.defaultLeaseMs }).then(undefined, (error: unknown) => {
         // a database blink is retried on the next tick; only a lost fence ends the invocation

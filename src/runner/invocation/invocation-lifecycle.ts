@@ -1,6 +1,7 @@
 import type { Permit } from '../../admission/permit';
 import { AdmissionError } from '../../admission/admission.errors';
 import type { TerminalPhase } from '../../ledger/invocation-record';
+import { untilAborted } from '../../shared/async/abortable';
 import { handled } from '../../shared/async/handled-promise';
 import type { ReadonlyContext } from '../agent.types';
 import { linksOf, runObservers } from '../loop/hook-chain';
@@ -83,7 +84,10 @@ async function runLifecycle(scope: InvocationScope, body: InvocationBody, signal
     result = await body.run(() => (hooksStarted = true));
   } catch (error) {
     failure = scope.failureOf(error);
-    if (hooksStarted && !isEnd(failure)) await runObservers(linksOf(options.plugins, 'onRunErrorCallback'), { ctx: scope.context(options.root.name), error: failure }, () => undefined);
+    if (hooksStarted && !isEnd(failure)) {
+      const input = { ctx: scope.context(options.root.name), error: failure };
+      await runObservers('on_run_error', linksOf(options.plugins, 'onRunErrorCallback'), input, () => undefined, scope).catch(() => undefined);
+    }
   } finally {
     failure = await finishDurable(scope, result, failure);
     if (permit !== null) await releaseQuietly(scope, permit);
@@ -166,13 +170,11 @@ async function releaseQuietly(scope: InvocationScope, permit: Permit): Promise<v
   }
 }
 
+/** Closes the materialised toolsets; an ended invocation starts each close but does not wait for it. */
 async function closeToolsets(scope: InvocationScope): Promise<void> {
   for (const toolset of scope.materialized) {
-    try {
-      await toolset.close?.();
-    } catch {
-      scope.options.logger?.warn(`Runner: toolset close failed (ignored)`);
-    }
+    const closing = handled(Promise.resolve().then(() => toolset.close?.()).then(undefined, () => scope.options.logger?.warn(`Runner: toolset close failed (ignored)`)));
+    if (!scope.signal.aborted) await untilAborted(closing, scope.signal).catch(() => undefined);
   }
 }
 
@@ -201,7 +203,11 @@ function emitInvocation(scope: InvocationScope, result: RunResult | undefined, f
 
 /** Runs `afterRunCallback` observers; a throw is logged without content and ignored. */
 export async function afterRun(scope: InvocationScope, ctx: ReadonlyContext, output: unknown): Promise<void> {
-  await runObservers(linksOf(scope.options.plugins, 'afterRunCallback'), { ctx, output }, (owner) =>
-    scope.options.logger?.warn(`Runner: afterRunCallback of plugin ${logField(owner)} threw (ignored)`),
+  await runObservers(
+    'after_run',
+    linksOf(scope.options.plugins, 'afterRunCallback'),
+    { ctx, output },
+    (owner) => scope.options.logger?.warn(`Runner: afterRunCallback of plugin ${logField(owner)} threw (ignored)`),
+    scope,
   );
 }

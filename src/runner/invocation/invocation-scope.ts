@@ -1,4 +1,6 @@
+import { untilAborted } from '../../shared/async/abortable';
 import { randomId } from '../../shared/ids/random-id';
+import { logField } from '../../shared/text/log-escape';
 import { isValidId } from '../../shared/ids/id-rule';
 import type { ReadonlyContext, ToolContext, ConfirmationDecision } from '../agent.types';
 import { toolArtifacts, toolMemory } from '../tools/tool-services';
@@ -41,6 +43,9 @@ export function endError(end: InvocationEnd): RunnerError {
   return new RunnerError('invocation_fence_lost', {});
 }
 
+/** Where an invocation awaits code it was given (a hook name, or the service or object called). */
+export type UserCodeSite = string;
+
 /**
  * One invocation's state (spec 03 §6): its id, the invocation controller every wait is bound to,
  * the session it writes, its counters, and the channel its stored events go out on.
@@ -62,6 +67,7 @@ export class InvocationScope {
   modelCalls = 0;
   toolCalls = 0;
   policyDenials = 0;
+  #lateResults = 0;
 
   constructor(
     readonly options: ResolvedRunnerOptions,
@@ -106,6 +112,20 @@ export class InvocationScope {
     return this.end !== null ? endError(this.end) : error;
   }
 
+  /** Logs the first late result of abandoned user code, as a code, a site and counts. */
+  #lateResult(site: UserCodeSite, outcome: 'resolved' | 'rejected', started: number): void {
+    this.#lateResults += 1;
+    if (this.#lateResults > 1) return;
+    const waitedMs = Math.round(this.options.clock.monotonicNow() - started);
+    try {
+      this.options.logger?.warn(
+        `Runner: user_code_late_result discarded for agent=${logField(this.options.root.name)} site=${site} outcome=${outcome} waited_ms=${waitedMs} (later ones not logged)`,
+      );
+    } catch {
+      // a failing logger changes nothing about an invocation that already ended
+    }
+  }
+
   /** Remembers the session state callbacks see (the reserved continuation key removed). */
   useState(state: JsonObject): void {
     this.state = visibleState(state);
@@ -127,11 +147,26 @@ export class InvocationScope {
     });
   }
 
+  /**
+   * Awaits code the invocation was given (a plugin, callback, toolset, session service, model, tool)
+   * only until the invocation signal aborts: then it rejects with the end error at once, whether or
+   * not `work` ever returns, and `work`'s late result is discarded (the first one logged, without
+   * content). Nothing is started once the invocation ended.
+   */
+  userCode<T>(site: UserCodeSite, work: () => T | PromiseLike<T>): Promise<T> {
+    if (this.signal.aborted) return Promise.reject(this.end === null ? this.signal.reason : endError(this.end));
+    const started = this.options.clock.monotonicNow();
+    return untilAborted(Promise.resolve().then(work), this.signal, (outcome) => this.#lateResult(site, outcome, started)).catch((error: unknown) => {
+      this.throwIfEnded();
+      throw error;
+    });
+  }
+
   /** Calls the session service; its failures become `session_store_failed {operation}` unless typed. */
   async session<T>(operation: string, work: () => Promise<T>): Promise<T> {
     this.throwIfEnded();
     try {
-      return await work();
+      return await this.userCode(`session.${operation}`, work);
     } catch (error) {
       this.throwIfEnded();
       if (RunnerError.isRunnerError(error)) throw error;

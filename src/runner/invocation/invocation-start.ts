@@ -40,7 +40,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
       const ctx = scope.context(options.root.name);
       const original = userContent(message) as Content;
       const replaced = await replacedMessage(scope, ctx, original);
-      const output = await runChain('before_run', linksOf<{ ctx: ReadonlyContext }, unknown>(options.plugins, 'beforeRunCallback'), { ctx });
+      const output = await runChain('before_run', linksOf<{ ctx: ReadonlyContext }, unknown>(options.plugins, 'beforeRunCallback'), { ctx }, scope);
       const event = await applyEventCallbacks(scope, options.root.name, draftEvent(scope, 'user', 'user_message', (replaced ?? original) as unknown as JsonValue));
       if (policy !== null) {
         // measured like the agent check while nothing changed the message, else as canonical JSON
@@ -68,7 +68,7 @@ export function startBody(scope: InvocationScope, message: unknown, durable: boo
 
 async function replacedMessage(scope: InvocationScope, ctx: ReadonlyContext, original: Content): Promise<Content | undefined> {
   const links = linksOf<{ ctx: ReadonlyContext; userMessage: Content }, unknown>(scope.options.plugins, 'onUserMessageCallback');
-  const produced = await runChain('on_user_message', links, { ctx, userMessage: original });
+  const produced = await runChain('on_user_message', links, { ctx, userMessage: original }, scope);
   if (produced === undefined) return undefined;
   const content = contentOrNull(produced.value, 'user');
   if (content === null) throw new RunnerError('plugin_failed', { hook: 'on_user_message', plugin: produced.owner });

@@ -1,5 +1,4 @@
 import { frozenJsonCopy } from '../../json/json-copy';
-import { untilAborted } from '../../shared/async/abortable';
 import { randomId } from '../../shared/ids/random-id';
 import type { ReadonlyContext } from '../agent.types';
 import type { CompiledAgent } from './agent-tree';
@@ -53,10 +52,10 @@ async function modelTurn(scope: InvocationScope, agent: CompiledAgent, history: 
     tools: await declarationsOf(scope, agent),
   });
   const local = (fn: unknown) => [{ owner: AGENT_CALLBACK, call: (input: unknown) => (fn as (input: unknown) => unknown).call(agent.agent, input) }];
-  const replaced = agent.agent.beforeModelCallback ? await runChain('before_model', local(agent.agent.beforeModelCallback), { ctx, request }) : undefined;
+  const replaced = agent.agent.beforeModelCallback ? await runChain('before_model', local(agent.agent.beforeModelCallback), { ctx, request }, scope) : undefined;
   let response = replaced === undefined ? await callModel(scope, agent, request) : replaced.value;
   if (agent.agent.afterModelCallback) {
-    const after = await runChain('after_model', local(agent.agent.afterModelCallback), { ctx, response });
+    const after = await runChain('after_model', local(agent.agent.afterModelCallback), { ctx, response }, scope);
     if (after !== undefined) response = after.value;
   }
   if (typeof response !== 'object' || response === null) throw new RunnerError('model_failed', { reason: 'invalid_response' });
@@ -82,7 +81,7 @@ async function callModel(scope: InvocationScope, agent: CompiledAgent, request: 
   const started = clock.monotonicNow();
   const span = scope.spans.startChat(agent.name, modelNameOf(agent));
   try {
-    const response = await untilAborted(Promise.resolve().then(() => span.run(() => agent.agent.model.generate(request, scope.signal))), scope.signal);
+    const response = await scope.userCode('model.generate', () => span.run(() => agent.agent.model.generate(request, scope.signal)));
     span.succeed(usageOf(response));
     traceModelCall(scope, agent, clock.monotonicNow() - started, response);
     return response;

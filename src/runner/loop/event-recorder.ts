@@ -26,7 +26,7 @@ export function draftEvent(scope: InvocationScope, author: string, kind: Session
 export async function applyEventCallbacks(scope: InvocationScope, agentName: string, draft: NewSessionEvent): Promise<NewSessionEvent> {
   const links = linksOf<{ ctx: unknown; event: NewSessionEvent }, EventReplacement>(scope.options.plugins, 'onEventCallback');
   if (links.length === 0) return draft;
-  const produced = await runChain('on_event', links, { ctx: scope.context(agentName), event: frozenJsonCopy(draft) });
+  const produced = await runChain('on_event', links, { ctx: scope.context(agentName), event: frozenJsonCopy(draft) }, scope);
   if (produced === undefined) return draft;
   const replacement = readReplacement(produced.value);
   if (replacement === null) throw new RunnerError('plugin_failed', { hook: 'on_event', plugin: produced.owner });
@@ -97,14 +97,14 @@ export async function recordDenial(scope: InvocationScope, decision: PolicyDecis
   scope.throwIfEnded();
   let stored: SessionEvent;
   try {
-    stored = await scope.options.sessionService.appendEvent(scope.ref, event);
+    stored = await scope.userCode('session.append_event', () => scope.options.sessionService.appendEvent(scope.ref, event));
   } catch {
     scope.throwIfEnded();
     throw new RunnerError('runtime_policy_audit_persistence_failed', { target: 'session' });
   }
   if (scope.options.auditSink !== null) {
     try {
-      await scope.options.auditSink.record(decision);
+      await scope.userCode('audit_sink.record', () => scope.options.auditSink?.record(decision));
     } catch {
       scope.throwIfEnded();
       throw new RunnerError('runtime_policy_audit_persistence_failed', { target: 'audit_sink' });

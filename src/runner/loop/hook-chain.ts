@@ -29,15 +29,29 @@ export interface ChainResult<O> {
 }
 
 /**
- * Runs the chain in order; the first non-`undefined` return short-circuits the rest (spec 03 §2).
- * A throw fails the run with `plugin_failed {hook, plugin}`, the exception's text never copied.
+ * What a chain needs of the invocation it runs in: `userCode` awaits a callback only until the
+ * invocation ends, `throwIfEnded` reports that end instead of the callback's failure. Without one
+ * (an adapter's own chain) each callback is simply awaited.
  */
-export async function runChain<I, O>(hook: HookName, links: readonly HookLink<I, O>[], input: I): Promise<ChainResult<O> | undefined> {
+export interface CallbackGuard {
+  userCode<T>(site: HookName, work: () => T | PromiseLike<T>): Promise<T>;
+  throwIfEnded(): void;
+}
+
+const UNGUARDED: CallbackGuard = { userCode: async (_site, work) => work(), throwIfEnded: () => undefined };
+
+/**
+ * Runs the chain in order; the first non-`undefined` return short-circuits the rest (spec 03 §2).
+ * A throw fails the run with `plugin_failed {hook, plugin}`, the exception's text never copied; the
+ * invocation ending while a callback runs propagates as that end, without waiting for the callback.
+ */
+export async function runChain<I, O>(hook: HookName, links: readonly HookLink<I, O>[], input: I, guard: CallbackGuard = UNGUARDED): Promise<ChainResult<O> | undefined> {
   for (const link of links) {
     let value: O | undefined;
     try {
-      value = await link.call(input);
+      value = await guard.userCode(hook, () => link.call(input));
     } catch {
+      guard.throwIfEnded();
       throw new RunnerError('plugin_failed', { hook, plugin: link.owner });
     }
     if (value !== undefined) return { value, owner: link.owner };
@@ -45,12 +59,19 @@ export async function runChain<I, O>(hook: HookName, links: readonly HookLink<I,
   return undefined;
 }
 
-/** Calls an observing hook (after_run, on_run_error): its throw is reported to `onThrow` and never propagates. */
-export async function runObservers<I>(links: readonly HookLink<I, unknown>[], input: I, onThrow: (owner: string) => void): Promise<void> {
+/** Calls an observing hook (after_run, on_run_error): its throw is reported to `onThrow` and never propagates; the invocation's end does. */
+export async function runObservers<I>(
+  hook: HookName,
+  links: readonly HookLink<I, unknown>[],
+  input: I,
+  onThrow: (owner: string) => void,
+  guard: CallbackGuard = UNGUARDED,
+): Promise<void> {
   for (const link of links) {
     try {
-      await link.call(input);
+      await guard.userCode(hook, () => link.call(input));
     } catch {
+      guard.throwIfEnded();
       onThrow(link.owner);
     }
   }

@@ -1,7 +1,6 @@
 import { checkPolicy } from '../loop/policy-gate';
 import { frozenJsonCopy } from '../../json/json-copy';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
-import { untilAborted } from '../../shared/async/abortable';
 import { isPlainObject } from '../../shared/options/plain-object';
 import { isToolAmendment, type ConfirmationDecision, type Tool, type ToolContext, type ToolHookArgs } from '../agent.types';
 import { compileTool, type CompiledAgent, type CompiledTool } from '../loop/agent-tree';
@@ -143,7 +142,7 @@ function staticTool(resolution: Resolution): CompiledTool | null {
 async function materialize(scope: InvocationScope, agent: CompiledAgent, resolution: Extract<Resolution, { kind: 'toolset' }>, name: string): Promise<CompiledTool | null> {
   scope.materialized.add(resolution.toolset);
   try {
-    const tool = await untilAborted(Promise.resolve(resolution.toolset.materialize(name, scope.context(agent.name))), scope.signal);
+    const tool = await scope.userCode('toolset.materialize', () => resolution.toolset.materialize(name, scope.context(agent.name)));
     const compiled = compileTool(tool, 'tool');
     return compiled.tool.name === name ? compiled : null;
   } catch {
@@ -156,7 +155,7 @@ async function needsConfirmation(scope: InvocationScope, tool: Tool, args: JsonO
   const requirement = tool.requireConfirmation;
   if (requirement === undefined || typeof requirement === 'boolean') return requirement === true;
   try {
-    return (await untilAborted(Promise.resolve(requirement.call(tool, args, ctx)), scope.signal)) !== false;
+    return (await scope.userCode('tool.require_confirmation', () => requirement.call(tool, args, ctx))) !== false;
   } catch {
     scope.throwIfEnded();
     // a predicate that cannot answer asks the human
@@ -182,11 +181,8 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
   let args = prepared.args;
   const ctx = scope.toolContext(agent.name, call.id, prepared.confirmation);
   const local = (fn: unknown) => ({ owner: AGENT_CALLBACK, fn: fn as never, self: agent.agent });
-  const before = await runChain('before_tool', linksOf<ToolHookArgs, unknown>(scope.options.plugins, 'beforeToolCallback', local(agent.agent.beforeToolCallback)), {
-    ctx,
-    tool: tool.tool,
-    args,
-  });
+  const beforeLinks = linksOf<ToolHookArgs, unknown>(scope.options.plugins, 'beforeToolCallback', local(agent.agent.beforeToolCallback));
+  const before = await runChain('before_tool', beforeLinks, { ctx, tool: tool.tool, args }, scope);
   let result: JsonValue | undefined;
   let outcome: ToolCallOutcome = 'executed';
   if (before !== undefined && isToolAmendment(before.value)) {
@@ -205,26 +201,18 @@ export async function runCall(scope: InvocationScope, agent: CompiledAgent, prep
       result = sub.result;
     } else {
       try {
-        result = (await untilAborted(Promise.resolve(span.run(() => tool.tool.execute(args, ctx))), scope.signal)) ?? null;
+        result = (await scope.userCode('tool.execute', () => span.run(() => tool.tool.execute(args, ctx)))) ?? null;
       } catch (error) {
         scope.throwIfEnded();
-        const replaced = await runChain('on_tool_error', linksOf<ToolHookArgs & { error: unknown }, unknown>(scope.options.plugins, 'onToolErrorCallback'), {
-          ctx,
-          tool: tool.tool,
-          args,
-          error,
-        });
+        const errorLinks = linksOf<ToolHookArgs & { error: unknown }, unknown>(scope.options.plugins, 'onToolErrorCallback');
+        const replaced = await runChain('on_tool_error', errorLinks, { ctx, tool: tool.tool, args, error }, scope);
         if (replaced === undefined) return { response: { success: false, error: { kind: 'tool_error' } }, outcome: 'error' };
         result = jsonResult(replaced.value, replaced.owner, 'on_tool_error');
       }
     }
   }
-  const after = await runChain('after_tool', linksOf<ToolHookArgs & { result: JsonValue }, unknown>(scope.options.plugins, 'afterToolCallback', local(agent.agent.afterToolCallback)), {
-    ctx,
-    tool: tool.tool,
-    args,
-    result: result as JsonValue,
-  });
+  const afterLinks = linksOf<ToolHookArgs & { result: JsonValue }, unknown>(scope.options.plugins, 'afterToolCallback', local(agent.agent.afterToolCallback));
+  const after = await runChain('after_tool', afterLinks, { ctx, tool: tool.tool, args, result: result as JsonValue }, scope);
   if (after !== undefined) result = jsonResult(after.value, after.owner, 'after_tool');
   try {
     return { response: { success: true, result: frozenJsonCopy(result as JsonValue) }, outcome };

@@ -32,8 +32,11 @@ export async function declarationsOf(scope: InvocationScope, agent: CompiledAgen
     const ctx = scope.context(agent.name);
     let offered: readonly ToolDeclaration[];
     try {
-      offered = toolset.declarations ? frozenJsonCopy([...(await toolset.declarations(ctx))]) : (await listedNames(scope, agent, toolset)).map(openDeclaration);
+      offered = toolset.declarations
+        ? frozenJsonCopy([...(await scope.userCode('toolset.declarations', () => (toolset.declarations as NonNullable<Toolset['declarations']>).call(toolset, ctx)))])
+        : (await listedNames(scope, agent, toolset)).map(openDeclaration);
     } catch {
+      scope.throwIfEnded();
       // a toolset that cannot describe itself offers nothing this turn; its calls still resolve by name
       offered = [];
     }
@@ -45,9 +48,10 @@ export async function declarationsOf(scope: InvocationScope, agent: CompiledAgen
 
 async function listedNames(scope: InvocationScope, agent: CompiledAgent, toolset: Toolset): Promise<readonly string[]> {
   try {
-    const names = await toolset.listToolNames(scope.context(agent.name));
+    const names = await scope.userCode('toolset.list_tool_names', () => toolset.listToolNames(scope.context(agent.name)));
     return Array.isArray(names) ? names : [];
   } catch {
+    scope.throwIfEnded();
     // a failing preflight lists nothing: the name falls through to later toolsets, sub-agents or unknown
     return [];
   }
