@@ -11,6 +11,7 @@ import { RunnerError } from './runner.errors';
 import type { ResumeRequest, RunnerOptions, RunRequest, RunResult, RunStream } from './runner.types';
 import type { SessionService } from './session.types';
 import { isTokenId, isValidId } from '../shared/ids/id-rule';
+import { endPausedRecord } from './durable/paused-record';
 
 /**
  * The package's agent loop with the ordering contract of spec 03 §6 around every model call, tool
@@ -92,17 +93,24 @@ export class Runner {
     checkResumeInput(this.#options, input);
   }
 
-  /** Drops the pending confirmations of a paused invocation (its run was cancelled); the dropped call ids. */
+  /**
+   * Drops the pending confirmations of a paused invocation (its run was cancelled) and, with a
+   * ledger, ends its `paused` ledger row `cancelled` (`error_code: 'cancelled'`); the dropped call ids.
+   */
   async discardContinuations(ref: { userId: string; sessionId: string; invocationId: string }): Promise<readonly string[]> {
     if (!isValidId(ref?.userId) || !isTokenId(ref.sessionId)) throw new RunnerError('invalid_run_request', { field: 'session_id' });
+    let dropped: readonly string[];
     try {
-      return await discardInvocationContinuations(this.#options.sessionService, { appName: this.#options.appName, userId: ref.userId, sessionId: ref.sessionId }, ref.invocationId);
+      dropped = await discardInvocationContinuations(this.#options.sessionService, { appName: this.#options.appName, userId: ref.userId, sessionId: ref.sessionId }, ref.invocationId);
     } catch (error) {
       if (RunnerError.isRunnerError(error)) throw error;
       throw new RunnerError('session_store_failed', { operation: 'update_state' });
     }
+    await endPausedRecord(this.#options, ref.invocationId);
+    return dropped;
   }
 }
+
 
 async function drain(stream: RunStream): Promise<RunResult> {
   for (;;) {
