@@ -100,6 +100,7 @@ describe('migrate', () => {
       'applied cluster ClusterAdmission1765000000001',
       'applied cluster ClusterRuns1765000000002',
       'applied cluster RunOwnerPrincipal1765100000000',
+      'applied cluster ClusterInstanceGrace1765200000000',
     ]);
     expect(await tablesOf(database.url)).toHaveLength(23); // 22 tables of the groups and the migrations table
   });

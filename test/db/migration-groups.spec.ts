@@ -107,7 +107,7 @@ describe('agentRuntimeMigrations and the data source options', () => {
       'RuntimeMemory1764900000001',
       'MemoryOutbox1764900000002',
     ]);
-    expect(names(agentRuntimeMigrations(['cluster']))).toEqual(['ClusterInstances1765000000000', 'ClusterAdmission1765000000001', 'ClusterRuns1765000000002', 'RunOwnerPrincipal1765100000000']);
+    expect(names(agentRuntimeMigrations(['cluster']))).toEqual(['ClusterInstances1765000000000', 'ClusterAdmission1765000000001', 'ClusterRuns1765000000002', 'RunOwnerPrincipal1765100000000', 'ClusterInstanceGrace1765200000000']);
     expect(agentRuntimeMigrations([])).toEqual([]);
   });
 
