@@ -146,7 +146,7 @@ describe('status', () => {
 
     expect(await cli(['status', '--url', database.url, '--modules', 'ledger,audit-log'])).toMatchObject({ code: 0, stderr: [] });
     const all = await cli(['status'], { DATABASE_URL: database.url });
-    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(9);
+    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(10);
     expectFailure(all, 1, 'pending_migrations');
     await cli(['migrate', '--url', database.url]);
     expect(await cli(['status', '--url', database.url])).toMatchObject({ code: 0, stderr: [] });
