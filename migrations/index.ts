@@ -10,6 +10,7 @@ import { ClusterInstances1765000000000 } from './1765000000000-cluster-instances
 import { ClusterAdmission1765000000001 } from './1765000000001-cluster-admission';
 import { ClusterRuns1765000000002 } from './1765000000002-cluster-runs';
 import { RunOwnerPrincipal1765100000000 } from './1765100000000-run-owner-principal';
+import { ClusterInstanceGrace1765200000000 } from './1765200000000-cluster-instance-grace';
 
 /**
  * The migrations of each module, by group name. A group holds every table its module reads and
@@ -31,11 +32,11 @@ export const MIGRATIONS_BY_GROUP = Object.freeze({
   /** The durable memory service and its outbox. */
   memory: Object.freeze([RuntimeMemory1764900000001, MemoryOutbox1764900000002]),
   /** Cluster mode: instances, admission across instances, and runs followed from any instance. */
-  cluster: Object.freeze([ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000]),
+  cluster: Object.freeze([ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000]),
 } satisfies Record<string, readonly Function[]>);
 
 /** Every TypeORM migration of the package, in the order they were written (their timestamps). */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -63,4 +64,5 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   ClusterAdmission1765000000001: { tables: ['agent_runtime_admission_config', 'agent_runtime_admission_permits', 'agent_runtime_admission_queue'] },
   ClusterRuns1765000000002: { tables: ['agent_runtime_runs', 'agent_runtime_run_items'] },
   RunOwnerPrincipal1765100000000: {},
+  ClusterInstanceGrace1765200000000: {},
 });

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
 import { dedicatedConnectionOpener } from '../database/dedicated-connection';
-import { advisoryLockKey, advisoryLockKeySql, InstanceLock, type ReconnectBackoff } from '../database/instance-lock';
+import { advisoryLockKey, advisoryLockKeySql, InstanceLock, type LockConnection, type LockEvent, type ReconnectBackoff } from '../database/instance-lock';
 import { classifyFailure, type PostgresFailure } from '../database/postgres-failure';
 import { poolOf, type PgPool } from '../database/postgres-pool';
 import { runStatement } from '../database/statement-runner';
@@ -33,7 +33,31 @@ export interface ClusterInstanceOptions {
   readonly clock?: Clock;
   /** Reconnection backoff of the lock connection. @default {initialMs: 100, maxMs: 5000} */
   readonly backoff?: ReconnectBackoff;
+  /**
+   * How long the instance counts as live after its lock connection last answered (a heartbeat every
+   * quarter of it), in ms (1..3,600,000). Past it the instance acts as dead: cluster admission revokes
+   * its permits (`owner_down`) by this clock, without the database. @default 2000
+   */
+  readonly lockGraceMs?: number;
+  /**
+   * What peers wait beyond `lockGraceMs` before they reuse the capacity of this instance once it is
+   * dead (timer latency, clock rates), in ms (0..3,600,000). @default 1000
+   */
+  readonly lockGraceMarginMs?: number;
 }
+
+/** Default of {@link ClusterInstanceOptions.lockGraceMs}. */
+export const DEFAULT_LOCK_GRACE_MS = 2000;
+/** Default of {@link ClusterInstanceOptions.lockGraceMarginMs}. */
+export const DEFAULT_LOCK_GRACE_MARGIN_MS = 1000;
+
+/**
+ * Registers the instance on its lock connection right after each acquisition: how long peers must
+ * wait after seeing it dead ($2), and no "first seen dead" any more (a peer may have written one
+ * while the lock was free).
+ */
+const REGISTER = `INSERT INTO agent_runtime_cluster_instances (instance_id, reap_after_ms) VALUES ($1, $2)
+ON CONFLICT (instance_id) DO UPDATE SET joined_at = clock_timestamp(), reap_after_ms = EXCLUDED.reap_after_ms, dead_since = NULL`;
 
 /**
  * One instance of a cluster (spec 08 §2): its id, its row in `agent_runtime_cluster_instances`,
@@ -45,6 +69,11 @@ export class ClusterInstance {
   /** The DataSource the instance was built on (its schema checks use it). */
   readonly dataSource: DataSource;
   readonly pool: PgPool;
+  /** How long the instance counts as live after its lock last answered, in ms. */
+  readonly lockGraceMs: number;
+  /** Grace plus margin: how long peers wait after first seeing this instance dead before they reap its rows. */
+  readonly reapAfterMs: number;
+
   private readonly lock: InstanceLock;
   private readonly components = new Map<string, () => boolean>();
   private started = false;
@@ -57,12 +86,40 @@ export class ClusterInstance {
     this.instanceId = instanceId;
     this.dataSource = options.dataSource;
     this.pool = pool;
-    this.lock = new InstanceLock(dedicatedConnectionOpener(pool), advisoryLockKey(CLUSTER_INSTANCE_LOCK_NAMESPACE, instanceId), options.clock ?? systemClock, options.backoff);
+    const graceMs = options.lockGraceMs ?? DEFAULT_LOCK_GRACE_MS;
+    const marginMs = options.lockGraceMarginMs ?? DEFAULT_LOCK_GRACE_MARGIN_MS;
+    if (!isIntegerIn(graceMs, 1, 3_600_000)) throw new ClusterError('invalid_cluster_options', { field: 'lockGraceMs' });
+    if (!isIntegerIn(marginMs, 0, 3_600_000)) throw new ClusterError('invalid_cluster_options', { field: 'lockGraceMarginMs' });
+    this.lockGraceMs = graceMs;
+    this.reapAfterMs = graceMs + marginMs;
+    const register = async (client: LockConnection) => {
+      await client.query(REGISTER, [instanceId, this.reapAfterMs]);
+    };
+    this.lock = new InstanceLock(dedicatedConnectionOpener(pool), advisoryLockKey(CLUSTER_INSTANCE_LOCK_NAMESPACE, instanceId), options.clock ?? systemClock, options.backoff, {
+      graceMs,
+      onAcquired: register,
+    });
   }
 
-  /** True while this instance holds its lock, i.e. while other instances see it as live. */
+  /**
+   * True while this instance holds its lock and confirmed it within `lockGraceMs`, i.e. while other
+   * instances see it as live and it may act as such.
+   */
   get live(): boolean {
-    return this.lock.held;
+    return this.lock.confirmed;
+  }
+
+  /** Acts on a lapse of the lock now (see `onLockEvent`) if the grace has passed; returns `live`. */
+  checkLock(): boolean {
+    return this.lock.checkConfirmed();
+  }
+
+  /**
+   * Listens to the instance lock: `lost` (peers now see this instance as dead), `lapsed` (not confirmed
+   * within `lockGraceMs`: act as dead), `confirmed` (held and confirmed again after a lapse).
+   */
+  onLockEvent(listener: (event: LockEvent) => void): () => void {
+    return this.lock.onEvent(listener);
   }
 
   /** Adds a part of this instance (cluster admission, the run store) whose connection readiness reports. */
@@ -85,13 +142,8 @@ export class ClusterInstance {
     if (this.started) return;
     try {
       await this.lock.connect();
+      // the lock's acquisition registers the instance (REGISTER)
       if (!(await this.lock.acquire())) throw new ClusterError('cluster_instance_id_in_use');
-      await runStatement(
-        this.pool,
-        'INSERT INTO agent_runtime_cluster_instances (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO UPDATE SET joined_at = clock_timestamp()',
-        [this.instanceId],
-        unavailable,
-      );
       this.started = true;
     } catch (error) {
       await this.lock.close();
@@ -112,6 +164,10 @@ export class ClusterInstance {
 /** The cluster's reading of a database failure: `cluster_unavailable` with the SQLSTATE or socket code only. */
 export function unavailable(failure: PostgresFailure): ClusterError {
   return new ClusterError('cluster_unavailable', { ...failure.codes });
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
 }
 
 function defaultInstanceId(): string {

@@ -5,7 +5,7 @@ import { StartupSchemaCheckModule } from '../database/startup-schema-check.modul
 import { AgentRuntimeHealthModule } from '../health/agent-runtime-health.module';
 import { ShutdownCoordinator } from '../health/shutdown-coordinator';
 import { moduleBuilder, type ModuleAsyncOptions } from '../shared/nest/module.builder';
-import { isNonEmptyString } from '../shared/options/option-rules';
+import { integerIn, isNonEmptyString } from '../shared/options/option-rules';
 import { readOptions, optionFailureDetails } from '../shared/options/option-reader';
 import { ClusterInstance } from './cluster-instance';
 import { ClusterError } from './cluster.errors';
@@ -18,6 +18,10 @@ export const CLUSTER_MODULE_OPTIONS = Symbol('CLUSTER_MODULE_OPTIONS');
 export interface ClusterModuleOptions extends AppDataSourceOptions {
   /** This instance's id; must differ between instances. @default hostname + pid + a random suffix */
   instanceId?: string;
+  /** How long the instance acts as live after its lock last answered, in ms (1..3,600,000). @default 2000 */
+  lockGraceMs?: number;
+  /** What peers wait beyond the grace before they reuse a dead instance's capacity, in ms (0..3,600,000). @default 1000 */
+  lockGraceMarginMs?: number;
 }
 
 /** A class that builds the cluster options (`useClass` / `useExisting`). */
@@ -55,17 +59,21 @@ export class ClusterModule {
   }
 }
 
-function resolveClusterModuleOptions(options: unknown): { instanceId?: string } {
-  const read = readOptions(options, { instanceId: isNonEmptyString }, { name: 'options', unknownKeys: 'refuse' });
+type ResolvedClusterModuleOptions = Pick<ClusterModuleOptions, 'instanceId' | 'lockGraceMs' | 'lockGraceMarginMs'>;
+
+const CLUSTER_MODULE_RULES = { instanceId: isNonEmptyString, lockGraceMs: integerIn(1, 3_600_000), lockGraceMarginMs: integerIn(0, 3_600_000) };
+
+function resolveClusterModuleOptions(options: unknown): ResolvedClusterModuleOptions {
+  const read = readOptions(options, CLUSTER_MODULE_RULES, { name: 'options', unknownKeys: 'refuse' });
   if (!read.ok) throw new ClusterError('invalid_cluster_options', optionFailureDetails(read.fields));
-  return Object.freeze({ ...(read.values as { instanceId?: string }) });
+  return Object.freeze({ ...(read.values as ResolvedClusterModuleOptions) });
 }
 
 function instanceProvider(dataSourceToken: InjectionToken): Provider {
   return {
     provide: ClusterInstance,
     inject: [CLUSTER_MODULE_OPTIONS, dataSourceToken],
-    useFactory: async (options: { instanceId?: string }, dataSource: never) => {
+    useFactory: async (options: ResolvedClusterModuleOptions, dataSource: never) => {
       const instance = new ClusterInstance({ dataSource, ...options });
       await instance.start();
       return instance;

@@ -6,6 +6,8 @@ import { advisoryLockKey, InstanceLock, type LockConnection } from './instance-l
 /** A fake lock connection: answers `pg_try_advisory_lock` with what the test says, can be killed. */
 class FakeConnection extends EventEmitter implements LockConnection {
   ended = false;
+  /** Heartbeats (`SELECT 1`) stay unanswered while true. */
+  silent = false;
   queries: string[] = [];
   constructor(
     private readonly server: FakeServer,
@@ -18,6 +20,7 @@ class FakeConnection extends EventEmitter implements LockConnection {
     if (this.ended) throw new Error('Connection terminated');
     if (this.hangs) return new Promise<never>(() => {});
     if (text.includes('pg_try_advisory_lock')) return { rows: [{ locked: this.server.grant(values?.[0] as string, this) }] };
+    if (this.silent) return new Promise<never>(() => {});
     return { rows: [{ '?column?': 1 }] };
   }
   async end() {
@@ -150,5 +153,92 @@ describe('InstanceLock', () => {
     const answer = hanging.ping(1000);
     clock.advance(1000);
     expect(await answer).toBe(false);
+  });
+
+  describe('with a grace (lock confirmation)', () => {
+    function confirmed(onAcquired?: (client: LockConnection) => Promise<void>) {
+      const server = new FakeServer();
+      const clock = new ManualClock(0);
+      const lock = new InstanceLock(server.open, '42', clock, { initialMs: 100, maxMs: 100 }, { graceMs: 400, ...(onAcquired && { onAcquired }) });
+      const events: string[] = [];
+      lock.onEvent((event) => events.push(`${event}@${clock.monotonicNow()}`));
+      return { server, clock, lock, events };
+    }
+
+    it('stays confirmed while the heartbeat (every grace/4) answers; lapses grace after the last answered heartbeat was sent', async () => {
+      const { server, clock, lock, events } = confirmed();
+      await lock.connect();
+      await lock.acquire();
+      for (let i = 0; i < 8; i++) {
+        clock.advance(100);
+        await flush();
+      }
+      expect(lock.confirmed).toBe(true);
+      expect(server.opened[0].queries.filter((text) => text === 'SELECT 1')).toHaveLength(8);
+      server.opened[0].silent = true;
+      // the last answered heartbeat was sent at 800: the lapse comes at 1200 (+1 ms of the timer), still held
+      clock.advance(399);
+      await flush();
+      expect(lock.confirmed).toBe(true);
+      clock.advance(2);
+      expect(events).toEqual(['lapsed@1201']);
+      expect(lock.held).toBe(true);
+      expect(lock.confirmed).toBe(false);
+    });
+
+    it('a lost connection is reported at once; the lapse follows by the clock unless the lock is retaken in time', async () => {
+      const { server, clock, lock, events } = confirmed();
+      await lock.connect();
+      await lock.acquire();
+      server.refuseConnections = true;
+      server.opened[0].kill();
+      expect(events).toEqual(['lost@0']);
+      clock.advance(401);
+      await flush();
+      expect(events).toEqual(['lost@0', 'lapsed@401']);
+      server.refuseConnections = false;
+      clock.advance(100);
+      await flush();
+      await flush();
+      expect(lock.confirmed).toBe(true);
+      expect(events).toEqual(['lost@0', 'lapsed@401', 'confirmed@501']);
+      // retaken within the grace: no lapse at all
+      server.opened[server.opened.length - 1].kill();
+      clock.advance(100);
+      await flush();
+      await flush();
+      clock.advance(400);
+      expect(lock.confirmed).toBe(true);
+      expect(events.slice(3)).toEqual(['lost@501']);
+    });
+
+    it('a lapse the timer has not reported yet is reported by checkConfirmed, and before a late confirmation', async () => {
+      const { server, clock, lock, events } = confirmed();
+      await lock.connect();
+      await lock.acquire();
+      server.opened[0].silent = true;
+      // an event loop that stood still: the time passed, no timer ran
+      jest.spyOn(clock, 'monotonicNow').mockReturnValue(1000);
+      expect(lock.checkConfirmed()).toBe(false);
+      expect(events).toEqual(['lapsed@1000']);
+      expect(lock.checkConfirmed()).toBe(false);
+      expect(events).toHaveLength(1);
+    });
+
+    it('runs onAcquired on the lock connection before the lock counts as held; its failure fails the acquisition', async () => {
+      const seen: unknown[] = [];
+      const { server, lock } = confirmed(async (client) => {
+        seen.push(client);
+      });
+      await lock.connect();
+      expect(await lock.acquire()).toBe(true);
+      expect(seen).toEqual([server.opened[0]]);
+      const other = confirmed(async () => {
+        throw new Error('register failed');
+      });
+      await other.lock.connect();
+      await expect(other.lock.acquire()).rejects.toThrow('register failed');
+      expect(other.lock.held).toBe(false);
+    });
   });
 });

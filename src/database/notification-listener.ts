@@ -1,5 +1,5 @@
 import type { Subscriber } from 'pg-listen';
-import { dedicatedConnectionConfig } from './dedicated-connection';
+import { DEDICATED_CONNECT_TIMEOUT_MS, dedicatedConnectionConfig } from './dedicated-connection';
 import type { PgPool } from './postgres-pool';
 import { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './instance-lock';
 
@@ -35,6 +35,8 @@ export class NotificationListener {
   private isConnected = false;
   private started = false;
   private closed = false;
+  /** Settles when a reconnection under way ends (connected or failed); undefined when none is. */
+  private reconnection: { readonly settled: Promise<void>; readonly settle: () => void } | undefined = undefined;
 
   constructor(
     private readonly pool: PgPool,
@@ -68,8 +70,16 @@ export class NotificationListener {
     events.on('notification', ({ channel, payload }) => this.handlers.notified(channel, typeof payload === 'string' ? payload : ''));
     events.on('reconnect', () => {
       this.isConnected = false;
+      this.reconnection ??= settleable();
     });
     events.on('connected', () => {
+      this.settleReconnection();
+      // an attempt under way when close() ran connected anyway: pg-listen then holds a fresh client
+      // (and its liveness interval) that its close() did not see, so it is closed again
+      if (this.closed) {
+        void subscriber.close().catch(() => undefined);
+        return;
+      }
       const wasStarted = this.started && !this.isConnected;
       this.isConnected = true;
       if (wasStarted) this.handlers.reconnected?.();
@@ -77,6 +87,7 @@ export class NotificationListener {
     // without a listener an 'error' event would crash the process; losses are retried by pg-listen
     events.on('error', () => {
       this.isConnected = false;
+      this.settleReconnection();
     });
     return subscriber;
   }
@@ -94,11 +105,35 @@ export class NotificationListener {
     this.started = true;
   }
 
-  /** Closes the connection; no reconnection follows. */
+  /**
+   * Closes the connection; no reconnection follows. A reconnection attempt under way is waited for (at
+   * most about one connect timeout) so that no connection or timer of this listener outlives the call.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.isConnected = false;
     this.started = false;
     await this.created?.close().catch(() => undefined);
+    const reconnection = this.reconnection;
+    if (reconnection === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 2 * DEDICATED_CONNECT_TIMEOUT_MS);
+      timer.unref();
+    });
+    await Promise.race([reconnection.settled, bound]);
+    clearTimeout(timer);
+    await this.created?.close().catch(() => undefined);
   }
+
+  private settleReconnection(): void {
+    this.reconnection?.settle();
+    this.reconnection = undefined;
+  }
+}
+
+function settleable(): { readonly settled: Promise<void>; readonly settle: () => void } {
+  let settle: () => void = () => undefined;
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+  return { settled, settle };
 }

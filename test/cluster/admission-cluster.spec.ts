@@ -3,7 +3,8 @@ import type { Permit } from '../../src/admission/permit';
 import { rejected } from '../../src/shared/testing/rejected';
 import { openDatabaseHarness, useHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { clusterNode, rowCounts, terminateSessions } from './admission-fixture';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { clusterNode, rowCounts, terminateLockSession, terminateSessions } from './admission-fixture';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -152,29 +153,85 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
     expect((await a.controller.acquire('x')).agentId).toBe('x');
   });
 
-  it('an instance whose lock session dies is reaped: its capacity returns to the waiters on B, nothing granted twice', async () => {
+  it('an instance whose lock session dies revokes its permits by its own clock, and only then is reaped: its capacity returns to the waiters on B, never beside its permits', async () => {
     const config = { globalLimit: 2, overflow: 'queue' as const, defaultQueueTimeoutMs: 'infinity' as const };
     const dead = { initialMs: 60_000, maxMs: 60_000 };
-    const a = await clusterNode(h(), 'adm-a', config, { reapIntervalMs: 200, instanceBackoff: dead });
-    const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 200 });
+    const grace = { lockGraceMs: 300, lockGraceMarginMs: 200 };
+    const a = await clusterNode(h(), 'adm-a', config, { reapIntervalMs: 50, instanceBackoff: dead, ...grace });
+    const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 50, ...grace });
     const heldOnA = [await a.controller.acquire('x'), await a.controller.acquire('y')];
+    const revokedAt: number[] = [];
+    for (const permit of heldOnA) permit.signal.addEventListener('abort', () => revokedAt.push(performance.now()));
     const queuedOnA = a.controller.acquire('x');
     await eventually(async () => (await rowCounts(h())).queue === 1);
-    const waitersOnB = [b.controller.acquire('x'), b.controller.acquire('y')];
+    const grantedAt: number[] = [];
+    const waitersOnB = [b.controller.acquire('x'), b.controller.acquire('y')].map((waiter) => waiter.then((permit) => (grantedAt.push(performance.now()), permit)));
     await eventually(async () => (await rowCounts(h())).queue === 3);
-    expect(await terminateSessions(h(), 'adm-a', '%pg_try_advisory_lock(%')).toBe(1);
-    const killedAt = Date.now();
-    const grants = await Promise.all(waitersOnB);
-    expect(Date.now() - killedAt).toBeLessThan(5000);
-    expect(new Set(grants.map((permit) => permit.id)).size).toBe(2);
-    const rows = await h().sql<{ permit_id: string; instance_id: string }>('SELECT permit_id, instance_id FROM agent_runtime_admission_permits');
-    expect(rows.map((row) => row.instance_id)).toEqual(['adm-b', 'adm-b']);
-    // A learns it was reaped at its next poll: its permits are revoked, its queued request fails
-    await eventually(() => heldOnA.every((permit) => permit.signal.aborted), 5000, 'A to revoke its reaped permits');
-    expect(heldOnA[0].signal.reason).toMatchObject({ details: { outcome: 'owner_down' } });
+    expect(await terminateLockSession(h(), 'adm-a')).toBe(1);
+    const killedAt = performance.now();
+    // A knows at once that its lock is gone: its queued request fails and it admits nothing more
     expect(await rejected<AdmissionError>(queuedOnA)).toMatchObject({ code: 'admission_store_unavailable' });
     expect(await rejected<AdmissionError>(a.controller.acquire('x'))).toMatchObject({ code: 'admission_store_unavailable' });
+    const grants = await Promise.all(waitersOnB);
+    expect(performance.now() - killedAt).toBeLessThan(5000);
+    expect(new Set(grants.map((permit) => permit.id)).size).toBe(2);
+    // A revoked its permits (owner_down) within its grace, before B was granted anything
+    expect(revokedAt).toHaveLength(2);
+    expect(heldOnA[0].signal.reason).toMatchObject({ details: { outcome: 'owner_down' } });
+    expect(Math.max(...revokedAt) - killedAt).toBeLessThan(grace.lockGraceMs + 150);
+    expect(Math.min(...grantedAt)).toBeGreaterThan(Math.max(...revokedAt));
+    const rows = await h().sql<{ permit_id: string; instance_id: string }>('SELECT permit_id, instance_id FROM agent_runtime_admission_permits');
+    expect(rows.map((row) => row.instance_id)).toEqual(['adm-b', 'adm-b']);
     expect(b.controller.status()).toMatchObject({ instances_live: 1, active: 2 });
+  });
+
+  it('an instance cut off from the database revokes its permits by its clock; its peers reap it only after its grace plus margin from when they first saw it dead', async () => {
+    const config = { globalLimit: 1, overflow: 'queue' as const, defaultQueueTimeoutMs: 'infinity' as const };
+    const proxy = await startTcpProxy(h().database.url);
+    h().track(() => proxy.sever());
+    const a = await clusterNode(h(), 'adm-a', config, { url: proxy.url, reapIntervalMs: 50, lockGraceMs: 400, lockGraceMarginMs: 400, instanceBackoff: { initialMs: 50, maxMs: 100 } });
+    const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 20 });
+    const held = await a.controller.acquire('x');
+    let revokedAt = Infinity;
+    held.signal.addEventListener('abort', () => (revokedAt = performance.now()));
+    const waiter = b.controller.acquire('x');
+    await eventually(async () => (await rowCounts(h())).queue === 1);
+    proxy.cut();
+    const cutAt = performance.now();
+    await waiter;
+    const grantedAt = performance.now();
+    // A cannot delete its row: only B's reap frees the capacity, 800 ms after it first saw A dead
+    expect(grantedAt - cutAt).toBeGreaterThanOrEqual(800);
+    expect(grantedAt - cutAt).toBeLessThan(3000);
+    expect(revokedAt - cutAt).toBeLessThan(400 + 150);
+    expect(revokedAt).toBeLessThan(grantedAt);
+    expect(held.signal.reason).toMatchObject({ details: { outcome: 'owner_down' } });
+    const [{ reap_after_ms }] = await h().sql<{ reap_after_ms: number }>(`SELECT reap_after_ms FROM agent_runtime_cluster_instances WHERE instance_id = 'adm-a'`);
+    expect(reap_after_ms).toBe(800);
+    // back on the network, A retakes its lock, clears its mark and admits again
+    proxy.restore();
+    await eventually(() => a.instance.live && a.controller.connected, 10_000, 'A to come back');
+    const [{ dead }] = await h().sql<{ dead: boolean }>(`SELECT dead_since IS NOT NULL AS dead FROM agent_runtime_cluster_instances WHERE instance_id = 'adm-a'`);
+    expect(dead).toBe(false);
+    expect((await a.controller.submit('x')).status).toBe('queued');
+  });
+
+  it('an instance that retakes its lock within its grace keeps its permits, and its first-seen-dead mark is cleared', async () => {
+    const config = { globalLimit: 1, overflow: 'queue' as const, defaultQueueTimeoutMs: 'infinity' as const };
+    const quick = { initialMs: 10, maxMs: 10 };
+    const a = await clusterNode(h(), 'adm-a', config, { reapIntervalMs: 20, instanceBackoff: quick, lockGraceMs: 2000, lockGraceMarginMs: 500 });
+    const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 20 });
+    const held = await a.controller.acquire('x');
+    const waiter = b.controller.submit('x');
+    expect((await waiter).status).toBe('queued');
+    expect(await terminateLockSession(h(), 'adm-a')).toBe(1);
+    await eventually(() => !a.instance.live, 5000, 'A to notice');
+    await eventually(() => a.instance.live, 5000, 'A to retake its lock');
+    await sleep(3000);
+    expect(held.signal.aborted).toBe(false);
+    expect(await rowCounts(h())).toEqual({ permits: 1, queue: 1 });
+    const [{ dead }] = await h().sql<{ dead: boolean }>(`SELECT dead_since IS NOT NULL AS dead FROM agent_runtime_cluster_instances WHERE instance_id = 'adm-a'`);
+    expect(dead).toBe(false);
   });
 
   it('a second instance with other limits fails start with cluster_config_mismatch; the same limits start', async () => {

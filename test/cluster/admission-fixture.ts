@@ -17,12 +17,22 @@ export interface NodeOptions {
   url?: string;
   /** Leave `start()` to the test. */
   startController?: boolean;
+  /** The instance's lock grace and margin (`ClusterInstanceOptions`). */
+  lockGraceMs?: number;
+  lockGraceMarginMs?: number;
 }
 
 /** One instance of the cluster: its own DataSource (pool, sessions named `name`), instance and controller. */
 export async function clusterNode(h: DatabaseHarness, name: string, config: AdmissionConfig, options: NodeOptions = {}) {
   const dataSource = await h.dataSource({ extra: { application_name: name, max: 12 } }, options.url);
-  const instance = new ClusterInstance({ dataSource, instanceId: name, backoff: options.instanceBackoff });
+  const instance = new ClusterInstance({
+    dataSource,
+    instanceId: name,
+    backoff: options.instanceBackoff,
+    clock: options.clock,
+    lockGraceMs: options.lockGraceMs,
+    lockGraceMarginMs: options.lockGraceMarginMs,
+  });
   await instance.start();
   const events: AdmissionDecisionEvent[] = [];
   const controller = new ClusterAdmissionController(
@@ -53,6 +63,20 @@ export async function terminateSessions(h: DatabaseHarness, name: string, patter
   const rows = await h.sql<{ pid: number }>(
     `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND query ILIKE $2`,
     [name, pattern],
+  );
+  for (const { pid } of rows) await h.sql('SELECT pg_terminate_backend($1, 5000)', [pid]);
+  return rows.length;
+}
+
+/**
+ * Terminates the instance-lock session of `name`: its idle session holding an advisory lock (only a
+ * session-level lock outlives a transaction). Returns how many it terminated.
+ */
+export async function terminateLockSession(h: DatabaseHarness, name: string): Promise<number> {
+  const rows = await h.sql<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity a WHERE datname = current_database() AND application_name = $1 AND state = 'idle'
+       AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted)`,
+    [name],
   );
   for (const { pid } of rows) await h.sql('SELECT pg_terminate_backend($1, 5000)', [pid]);
   return rows.length;

@@ -22,7 +22,7 @@ import { rejected } from '../../src/shared/testing/rejected';
 import { ManualClock } from '../../src/shared/time/manual-clock';
 import { openDatabaseHarness, useHarness, type DatabaseHarness } from '../support/database-harness';
 import { eventually } from '../support/eventually';
-import { clusterNode, terminateSessions } from './admission-fixture';
+import { clusterNode, terminateLockSession } from './admission-fixture';
 import { AGENTS, MODEL_CONFIG, NodeClock, Observed, REAP_INTERVAL_MS, errorLabel, limitOf, quiescence, type ModelNode } from './admission-model';
 
 type LifetimeSpec = 'none' | 'new' | 'newAborted' | { reuse: number };
@@ -279,7 +279,7 @@ class Run {
     if (this.kills >= MAX_KILLS) return;
     this.kills++;
     const node = this.slots[slot];
-    if (how === 'terminate') this.check((await terminateSessions(this.h, node.name, '%pg_try_advisory_lock(%')) === 1, () => `${node.name} had no lock session`);
+    if (how === 'terminate') this.check((await terminateLockSession(this.h, node.name)) === 1, () => `${node.name} had no lock session`);
     else await node.cluster.instance.stop();
     await eventually(() => !node.cluster.instance.live, 5000, `${node.name} to lose its lock`);
     node.alive = false;
@@ -288,11 +288,19 @@ class Run {
     for (const req of queued) req.killed = 'queued';
     for (const req of active) req.killed = 'active';
     for (const req of [...queued, ...active]) req.ownerInModel.abort();
-    // the cluster (difference 2): the live instances' reap removes its rows, then it learns so at its own
+    // the cluster (difference 2): the live instances see it dead, but may not reap its permits yet
+    const rowsOf = async () => {
+      const [{ permits }] = await this.h.sql<{ permits: number }>(`SELECT count(*)::int AS permits FROM ${P} WHERE instance_id = $1`, [node.name]);
+      return permits;
+    };
+    await this.settle();
+    const heldThere = node.cluster.controller.status().instance.active;
     await Promise.all(this.slots.filter((other) => other.alive).map((other) => this.reap(other)));
-    const [{ left }] = await this.h.sql<{ left: number }>(`SELECT (SELECT count(*) FROM ${P} WHERE instance_id = $1) + (SELECT count(*) FROM ${Q} WHERE instance_id = $1) AS left`, [node.name]);
-    this.check(Number(left) === 0, () => `${left} rows of the killed ${node.name} survived the reap`);
-    await this.reap(node);
+    this.check((await rowsOf()) === heldThere, () => `the peers reaped the permits of ${node.name} before its grace ran out`);
+    // its own clock runs out its lock grace: it revokes what it holds and deletes its rows itself
+    node.clock.jump(node.cluster.instance.lockGraceMs + 1);
+    this.check(node.cluster.controller.status().instance.active === 0, () => `${node.name} still holds permits past its grace`);
+    await eventually(async () => (await rowsOf()) === 0, 10_000, `the rows of ${node.name} to go`);
     const refusal = await rejected<AdmissionError>(node.cluster.controller.submit('a'));
     this.check(refusal.code === 'admission_store_unavailable', () => `the killed ${node.name} answered a submit with ${this.label(refusal)}`);
     this.slots[slot] = await this.newNode(slot);

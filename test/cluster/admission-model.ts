@@ -7,11 +7,14 @@
  * 1. Kill. Killing an instance (its lock session terminated, or its `ClusterInstance` stopped) is, in
  *    the model, the owner abort of every request the instance owns. Its permits are revoked with
  *    `owner_down` on both sides; its queued requests fail with `owner_down` in the model but with
- *    `admission_store_unavailable` on the cluster (the controller's reading of "my row is gone although
- *    nobody here removed it": the cluster took this instance for dead). Telemetry is `owner_down` on both.
- * 2. The reap is not immediate. A dead instance's rows go at the next decision of a live instance or at
- *    the periodic reap, and the dead instance learns it was reaped at its own next poll. The property
- *    fires the live instances' periodic reap, then the dead one's, before it compares.
+ *    `admission_store_unavailable` on the cluster (the controller's reading of "my lock is gone: the
+ *    cluster takes this instance for dead"). Telemetry is `owner_down` on both.
+ * 2. The revocation is not immediate. The killed instance fails its queued requests when it sees its
+ *    lock gone, and revokes its permits when its lock grace runs out on its own clock; its peers'
+ *    periodic reap only marks it dead (they may reap its rows after grace plus margin, which a run never
+ *    reaches: the zombie deletes its rows itself once revoked). The property fires the live instances'
+ *    reap, moves the zombie's clock alone past its grace, and compares once the cluster is quiescent;
+ *    nothing forces the zombie to poll.
  * 3. Order of one abort's removals. One abort of a shared owner, or a kill, removes several requests.
  *    Every instance removes the queued ones at once (locally, before any decision) and revokes the
  *    permits through decisions afterwards, an instance's share in one decision, several instances in
@@ -65,6 +68,9 @@ export const REAP_INTERVAL_MS = 3_600_000;
  */
 export class NodeClock implements Clock {
   private poll: { fn: () => void } | undefined = undefined;
+  /** How far this instance's clock has run ahead of the shared time ({@link jump}). */
+  private ahead = 0;
+  private readonly timers = new Map<object, { readonly due: number; readonly fn: () => void; shared: unknown }>();
 
   constructor(
     private readonly shared: ManualClock,
@@ -72,7 +78,7 @@ export class NodeClock implements Clock {
   ) {}
 
   monotonicNow(): number {
-    return this.shared.monotonicNow() + this.offset;
+    return this.shared.monotonicNow() + this.offset + this.ahead;
   }
 
   wallNow(): number {
@@ -80,14 +86,40 @@ export class NodeClock implements Clock {
   }
 
   setTimer(fn: () => void, ms: number): unknown {
-    if (ms !== REAP_INTERVAL_MS) return this.shared.setTimer(fn, ms);
-    this.poll = { fn };
-    return this.poll;
+    if (ms === REAP_INTERVAL_MS) {
+      this.poll = { fn };
+      return this.poll;
+    }
+    const handle = {};
+    const timer = { due: this.monotonicNow() + ms, fn, shared: undefined as unknown };
+    timer.shared = this.shared.setTimer(() => {
+      this.timers.delete(handle);
+      fn();
+    }, ms);
+    this.timers.set(handle, timer);
+    return handle;
   }
 
   clearTimer(handle: unknown): void {
     if (handle === this.poll) this.poll = undefined;
-    else if (handle !== undefined) this.shared.clearTimer(handle);
+    const timer = this.timers.get(handle as object);
+    if (timer === undefined) return;
+    this.timers.delete(handle as object);
+    this.shared.clearTimer(timer.shared);
+  }
+
+  /**
+   * Moves this instance's clock alone `ms` ahead (the others and the model stay), firing its timers now
+   * due in order: how the property lets a zombie's lock grace run out by the zombie's own clock.
+   */
+  jump(ms: number): void {
+    this.ahead += ms;
+    const due = [...this.timers].filter(([, timer]) => timer.due <= this.monotonicNow()).sort(([, x], [, y]) => x.due - y.due);
+    for (const [handle, timer] of due) {
+      if (!this.timers.has(handle)) continue;
+      this.clearTimer(handle);
+      timer.fn();
+    }
   }
 
   /** The controller re-arms its reap once the previous one has finished. */

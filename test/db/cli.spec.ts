@@ -100,6 +100,7 @@ describe('migrate', () => {
       'applied cluster ClusterAdmission1765000000001',
       'applied cluster ClusterRuns1765000000002',
       'applied cluster RunOwnerPrincipal1765100000000',
+      'applied cluster ClusterInstanceGrace1765200000000',
     ]);
     expect(await tablesOf(database.url)).toHaveLength(23); // 22 tables of the groups and the migrations table
   });
@@ -145,7 +146,7 @@ describe('status', () => {
 
     expect(await cli(['status', '--url', database.url, '--modules', 'ledger,audit-log'])).toMatchObject({ code: 0, stderr: [] });
     const all = await cli(['status'], { DATABASE_URL: database.url });
-    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(9);
+    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(10);
     expectFailure(all, 1, 'pending_migrations');
     await cli(['migrate', '--url', database.url]);
     expect(await cli(['status', '--url', database.url])).toMatchObject({ code: 0, stderr: [] });

@@ -10,19 +10,33 @@ export const ADMISSION_DECISION_LOCK_KEY = advisoryLockKey('agent_runtime.cluste
 
 export const LOCK_DECISIONS = 'SELECT pg_advisory_xact_lock($1::bigint)';
 
+const I = 'agent_runtime_cluster_instances';
+
 /**
  * The opening of every decision, in one statement under the lock ($1 this instance, $2 its refs to
  * retire, $3 its refs to look up, $4 `true` to retire all its rows): reaps the rows of dead instances
  * (never this one's), deletes this instance's retired requests wherever they are (queue or permits,
  * so a grant that raced a cancel is returned too), and reads the counts after both. Every part of a
  * statement sees the same snapshot, so the counts are those before the deletes minus what they removed.
+ *
+ * A dead instance is reaped only once it has been seen dead for its `reap_after_ms` (its lock grace
+ * plus margin): the first decision that finds its lock free writes `dead_since`, and by the time
+ * `dead_since + reap_after_ms` has passed the instance has revoked its own permits by its clock. The
+ * probe holds the shared lock to the end of the transaction, so the instance cannot retake its lock
+ * (which clears `dead_since`) between the probe and the write.
  */
 export const OPEN_DECISION = `
 WITH candidates AS (
   SELECT instance_id FROM ${P} WHERE instance_id <> $1
   UNION SELECT instance_id FROM ${Q} WHERE instance_id <> $1
+), probed AS MATERIALIZED (
+  SELECT c.instance_id, i.dead_since, i.reap_after_ms FROM candidates c LEFT JOIN ${I} i ON i.instance_id = c.instance_id
+  WHERE ${instanceIsDeadSql('c.instance_id')}
+), first_seen AS (
+  INSERT INTO ${I} (instance_id, dead_since) SELECT instance_id, clock_timestamp() FROM probed WHERE dead_since IS NULL
+  ON CONFLICT (instance_id) DO UPDATE SET dead_since = coalesce(${I}.dead_since, EXCLUDED.dead_since)
 ), dead AS MATERIALIZED (
-  SELECT instance_id FROM candidates WHERE ${instanceIsDeadSql('instance_id')}
+  SELECT instance_id FROM probed WHERE dead_since + reap_after_ms * interval '1 millisecond' <= clock_timestamp()
 ), gone_permits AS (
   DELETE FROM ${P} WHERE instance_id IN (SELECT instance_id FROM dead)
      OR (instance_id = $1 AND ($4::boolean OR request_id = ANY($2::text[])))
@@ -43,7 +57,7 @@ SELECT
   (SELECT coalesce(json_agg(json_build_array(agent_id, active, queued)), '[]'::json) FROM per_agent WHERE active > 0 OR queued > 0) AS agents,
   (SELECT coalesce(array_agg(request_id), '{}') FROM ${P} WHERE instance_id = $1 AND request_id = ANY($3::text[])) AS held,
   (SELECT coalesce(array_agg(request_id), '{}') FROM ${Q} WHERE instance_id = $1 AND request_id = ANY($3::text[])) AS waiting,
-  (SELECT count(*) FROM agent_runtime_cluster_instances WHERE instance_id = $1 OR NOT ${instanceIsDeadSql('instance_id')})::int AS instances_live`;
+  (SELECT count(*) FROM ${I} WHERE instance_id = $1 OR NOT ${instanceIsDeadSql('instance_id')})::int AS instances_live`;
 
 /** Grants the oldest queued request among the agents in $1 (those with spare capacity): moves its row to the permits. */
 export const GRANT_OLDEST = `

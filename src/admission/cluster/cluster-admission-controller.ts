@@ -44,9 +44,13 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   private readonly decisions: InstanceDecisions;
   private readonly deadlines = new IndexedMinHeap<ClusterRequest>(earlierDeadline);
   private readonly view = new ClusterView();
+  private readonly instance: ClusterAdmissionOptions['instance'];
+  private readonly stopWatchingLock: () => void;
   private localActive = 0;
   private localQueued = 0;
   private pending = 0;
+  /** The instance lock went unconfirmed for its grace: nothing here may hold a permit until it is confirmed again. */
+  private lapsed = false;
 
   constructor(config: AdmissionConfig | undefined, cluster: ClusterAdmissionOptions, deps: ClusterAdmissionControllerDeps = {}) {
     super(config, deps);
@@ -58,6 +62,14 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       granted: (refs) => this.operate(() => refs.forEach((ref) => this.grantArrived(ref))),
     });
     this.decisions = new InstanceDecisions(options.instance, this.link, this.config, this.clock, () => this.decideNow({}));
+    this.instance = options.instance;
+    this.stopWatchingLock = options.instance.onLockEvent((event) => this.lockChanged(event));
+  }
+
+  /** The cluster-wide status; a lapse of the instance lock that its timer has not reported yet is acted on first. */
+  override status(): ClusterAdmissionStatus {
+    this.instance.checkLock();
+    return super.status();
   }
 
   /** True while started, the LISTEN connection is up and the instance holds its lock (readiness). */
@@ -87,6 +99,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       for (const entry of [...this.requests.values()]) this.revoke(entry, 'owner_down');
     });
     this.expiryTimer.clear();
+    this.stopWatchingLock();
     await this.link.close();
     if (wasStarted) await this.decisions.leave();
   }
@@ -182,7 +195,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     if (decision.kind === 'granted') {
       this.activate(entry, entry.permitId, 0);
       const result = entry.submitResult();
-      if (entry.owner?.aborted || this.link.stopped) this.revoke(entry, 'owner_down');
+      if (entry.owner?.aborted || this.link.stopped || this.lapsed) this.revoke(entry, 'owner_down');
       this.notifyIfDrained();
       return result;
     }
@@ -196,6 +209,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       // what happened here while the decision ran: an abort, a drain, a grant, the deadline
       if (entry.owner?.aborted || entry.signal?.aborted) this.abortQueued(entry, now);
       else if (this.draining) this.removeQueued(entry, new AdmissionError('deployment_draining'), 'deployment_draining', now);
+      else if (!this.instance.live) this.removeQueued(entry, new AdmissionError('admission_store_unavailable'), 'owner_down', now);
       else if (entry.grantedEarly) this.grantQueued(entry);
       else this.purge(now);
       this.notifyIfDrained();
@@ -222,6 +236,28 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     else if (entry?.state === 'pending') entry.grantedEarly = true;
     // the waiter went before the grant arrived: give the permit back
     else if (entry === undefined) this.decisions.retire(ref);
+  }
+
+  /**
+   * The instance lock changed (spec 08 §2, issue 23 item 4). Lost: peers now see this instance as dead
+   * and will reap its rows, so its queued requests fail at once (`admission_store_unavailable`, telemetry
+   * `owner_down`) and nothing new is admitted. Lapsed (not confirmed within the grace): its permits are
+   * revoked (`owner_down`) by this clock, before peers may reuse their capacity. Confirmed: back to normal.
+   */
+  private lockChanged(event: 'lost' | 'lapsed' | 'confirmed'): void {
+    if (event === 'confirmed') {
+      this.lapsed = false;
+      return;
+    }
+    if (this.link.stopped) return;
+    if (event === 'lapsed') this.lapsed = true;
+    this.operate(() => {
+      const now = this.now();
+      for (const entry of [...this.requests.values()]) {
+        if (entry.state === 'queued') this.removeQueued(entry, new AdmissionError('admission_store_unavailable'), 'owner_down', now);
+        else if (event === 'lapsed') this.revoke(entry, 'owner_down');
+      }
+    });
   }
 
   private grantQueued(entry: ClusterRequest): void {
