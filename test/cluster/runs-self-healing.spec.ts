@@ -59,8 +59,8 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     const a = await startInstance(h, proxy, 'blink-a', new ScriptedModel([...steps(1, 'a'), ...steps(1, 'b'), ...steps(1, 'c'), { text: 'done' }, { text: 'done' }, { text: 'done' }]), held.hold);
     const runIds: string[] = [];
     for (let i = 0; i < 3; i++) runIds.push((await a.registry.start({ agent: AGENT, userId: USER, message: `run ${i}` })).run_id);
-    await eventually(() => held.reachedCount() === 3, 5000, 'every run is in its tool');
-    await eventually(async () => (await statuses(h)).every((row) => row.status === 'running'), 5000, 'every run is running');
+    await eventually(() => held.reachedCount() === 3, 15000, 'every run is in its tool');
+    await eventually(async () => (await statuses(h)).every((row) => row.status === 'running'), 15000, 'every run is running');
 
     proxy.cut();
     held.open();
@@ -88,7 +88,7 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     const held = gate();
     const a = await startInstance(h, proxy, 'reconcile-a', new ScriptedModel([...steps(1), { text: 'done' }]), held.hold);
     const { run_id: executing } = await a.registry.start({ agent: AGENT, userId: USER, message: 'go' });
-    await eventually(() => held.reachedCount() === 1, 5000, 'the run is in its tool');
+    await eventually(() => held.reachedCount() === 1, 15000, 'the run is in its tool');
     const now = Date.now();
     const row = (runId: string, status: StoredRun['status']): StoredRun => ({
       schema_version: 1,
@@ -111,7 +111,7 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     expect(await a.store.create(row('run-abandoned-pending', 'pending'), { maxRuns: 100 })).toBe(true);
     expect(await a.store.create(row('run-paused', 'paused'), { maxRuns: 100 })).toBe(true);
 
-    await eventually(async () => (await statuses(h)).filter((r) => r.status === 'failed').length === 2, 5000, 'the abandoned runs end');
+    await eventually(async () => (await statuses(h)).filter((r) => r.status === 'failed').length === 2, 15000, 'the abandoned runs end');
     const ended = { status: 'failed', error: { code: 'owner_lost', details: { reason: 'execution_lost' } } };
     expect(await a.registry.get('run-abandoned')).toMatchObject(ended);
     expect(await a.registry.get('run-abandoned-pending')).toMatchObject(ended);
@@ -122,7 +122,7 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     expect(await a.registry.get(executing)).toMatchObject({ status: 'running' });
     expect(await a.registry.get('run-paused')).toMatchObject({ status: 'paused' });
     held.open();
-    await eventually(async () => (await a.registry.get(executing)).status === 'completed', 5000, 'the executing run completes');
+    await eventually(async () => (await a.registry.get(executing)).status === 'completed', 15000, 'the executing run completes');
   });
 
   it('the reconciler does nothing while this instance is not live, and ends the abandoned run within a bound once the database answers', async () => {
@@ -138,7 +138,7 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
       [AGENT, USER, now],
     );
     proxy.cut();
-    await eventually(() => !a.instance.live, 5000, 'the instance lost its lock');
+    await eventually(() => !a.instance.live, 15000, 'the instance lost its lock');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await statuses(h)).map((r) => r.status)).toEqual(['running']);
     proxy.restore();

@@ -6,9 +6,10 @@ import type { Permit } from '../permit';
 import { AdmissionOperations } from '../requests/admission-operations';
 import type { AdmissionControllerDeps } from '../requests/admission-lifecycle';
 import type { RequestState } from '../requests/tracked-request';
-import { handled, rejectedWith } from '../../shared/async/handled-promise';
+import { handled, thenOrRejected } from '../../shared/async/handled-promise';
 import { IndexedMinHeap } from '../../shared/collections/indexed-min-heap';
 import { refusalOf, type DecisionOutcome, type SubmitDecision } from './admission-decisions';
+import { AdmissionLockWatch } from './admission-lock-watch';
 import { ClusterAdmissionLink } from './cluster-admission-link';
 import { resolveClusterAdmissionOptions, type ClusterAdmissionOptions } from './cluster-admission-options';
 import type { ClusterAdmissionStatus } from './cluster-admission.types';
@@ -45,12 +46,10 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   private readonly deadlines = new IndexedMinHeap<ClusterRequest>(earlierDeadline);
   private readonly view = new ClusterView();
   private readonly instance: ClusterAdmissionOptions['instance'];
-  private readonly stopWatchingLock: () => void;
+  private readonly lock: AdmissionLockWatch;
   private localActive = 0;
   private localQueued = 0;
   private pending = 0;
-  /** The instance lock went unconfirmed for its grace: nothing here may hold a permit until it is confirmed again. */
-  private lapsed = false;
 
   constructor(config: AdmissionConfig | undefined, cluster: ClusterAdmissionOptions, deps: ClusterAdmissionControllerDeps = {}) {
     super(config, deps);
@@ -63,12 +62,12 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     });
     this.decisions = new InstanceDecisions(options.instance, this.link, this.config, this.clock, () => this.decideNow({}));
     this.instance = options.instance;
-    this.stopWatchingLock = options.instance.onLockEvent((event) => this.lockChanged(event));
+    this.lock = new AdmissionLockWatch(options.instance, (event) => this.lockChanged(event), () => this.link.stopped);
   }
 
   /** The cluster-wide status; a lapse of the instance lock that its timer has not reported yet is acted on first. */
   override status(): ClusterAdmissionStatus {
-    this.instance.checkLock();
+    this.lock.check();
     return super.status();
   }
 
@@ -99,7 +98,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       for (const entry of [...this.requests.values()]) this.revoke(entry, 'owner_down');
     });
     this.expiryTimer.clear();
-    this.stopWatchingLock();
+    this.lock.close();
     await this.link.close();
     if (wasStarted) await this.decisions.leave();
   }
@@ -110,12 +109,12 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
    * validation, aborted signals) are decided before any database work.
    */
   submit(agentId: string, opts?: AdmissionRequestOptions): Promise<SubmitResult> {
-    return this.admitThen(agentId, opts, (entry) => handled(this.decideSubmit(entry)));
+    return thenOrRejected(() => this.operate(() => this.admitHere(agentId, opts)), (entry) => handled(this.decideSubmit(entry)));
   }
 
   /** `submit`, then waits for a queued request's outcome. Never throws synchronously. */
   acquire(agentId: string, opts?: AdmissionRequestOptions): Promise<Permit> {
-    return this.admitThen(agentId, opts, (entry) => {
+    return thenOrRejected(() => this.operate(() => this.admitHere(agentId, opts)), (entry) => {
       const permit = entry.wait();
       this.decideSubmit(entry).catch(() => undefined);
       return permit;
@@ -124,18 +123,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
 
   // ---- decisions ---------------------------------------------------------------------------
 
-  /** Spec 01 §5.1 steps 1–3 here, then `decide` the new request; a refusal here rejects, it is never thrown. */
-  private admitThen<T>(agentId: string, opts: AdmissionRequestOptions | undefined, decide: (entry: ClusterRequest) => Promise<T>): Promise<T> {
-    let entry: ClusterRequest;
-    try {
-      entry = this.operate(() => this.admitHere(agentId, opts));
-    } catch (error) {
-      return rejectedWith(error);
-    }
-    return decide(entry);
-  }
-
-  /** A `pending` request of this instance, whose submit the cluster decides. */
+  /** Spec 01 §5.1 steps 1–3 here (a refusal rejects, it is never thrown): a `pending` request of this instance, whose submit the cluster decides. */
   private admitHere(agentId: string, opts: AdmissionRequestOptions | undefined): ClusterRequest {
     const now = this.now();
     const request = this.admit(agentId, opts, now);
@@ -195,7 +183,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     if (decision.kind === 'granted') {
       this.activate(entry, entry.permitId, 0);
       const result = entry.submitResult();
-      if (entry.owner?.aborted || this.link.stopped || this.lapsed) this.revoke(entry, 'owner_down');
+      if (entry.owner?.aborted || this.link.stopped || this.lock.lapsed) this.revoke(entry, 'owner_down');
       this.notifyIfDrained();
       return result;
     }
@@ -238,19 +226,8 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     else if (entry === undefined) this.decisions.retire(ref);
   }
 
-  /**
-   * The instance lock changed (spec 08 §2, issue 23 item 4). Lost: peers now see this instance as dead
-   * and will reap its rows, so its queued requests fail at once (`admission_store_unavailable`, telemetry
-   * `owner_down`) and nothing new is admitted. Lapsed (not confirmed within the grace): its permits are
-   * revoked (`owner_down`) by this clock, before peers may reuse their capacity. Confirmed: back to normal.
-   */
-  private lockChanged(event: 'lost' | 'lapsed' | 'confirmed'): void {
-    if (event === 'confirmed') {
-      this.lapsed = false;
-      return;
-    }
-    if (this.link.stopped) return;
-    if (event === 'lapsed') this.lapsed = true;
+  /** The instance lock was lost (queued requests fail) or lapsed (permits are revoked too): see {@link AdmissionLockWatch}. */
+  private lockChanged(event: 'lost' | 'lapsed'): void {
     this.operate(() => {
       const now = this.now();
       for (const entry of [...this.requests.values()]) {
@@ -261,8 +238,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   }
 
   private grantQueued(entry: ClusterRequest): void {
-    if (entry.heapIndex >= 0) this.deadlines.remove(entry);
-    this.localQueued--;
+    this.leaveQueue(entry);
     this.activate(entry, entry.permitId, this.now() - entry.submittedAt);
   }
 
@@ -298,9 +274,13 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   }
 
   protected dequeued(entry: ClusterRequest): void {
+    this.leaveQueue(entry);
+    this.removeRow(entry, 'queued');
+  }
+
+  private leaveQueue(entry: ClusterRequest): void {
     if (entry.heapIndex >= 0) this.deadlines.remove(entry);
     this.localQueued--;
-    this.removeRow(entry, 'queued');
   }
 
   /** Counts the removal in the view at once, and deletes the row in the background. */

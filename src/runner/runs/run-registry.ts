@@ -1,14 +1,13 @@
 import type { Clock } from '../../shared/time/clock';
-import { handled } from '../../shared/async/handled-promise';
+import { KeyedSerial } from '../../shared/async/keyed-serial';
 import { isValidId } from '../../shared/ids/id-rule';
 import { readOptions } from '../../shared/options/option-reader';
 import { integerIn } from '../../shared/options/option-rules';
 import { randomId } from '../../shared/ids/random-id';
 import { newSessionId } from '../session-id';
-import { sleep } from '../../shared/time/timeout';
-import { resumeTakenOver } from './run-driver';
 import { RunExecutions } from './run-executions';
-import { cancelledEnding, draining, notActive, ownerLostEnding } from './run-outcome';
+import { endAbandoned, takeOverOrphan } from './run-takeover';
+import { cancelledEnding, draining, notActive } from './run-outcome';
 import { resolveRunRegistryOptions, runnersByAgent, type ResolvedRunRegistryOptions, type RunRegistryOptions } from './run-registry-options';
 import type { ConfirmationInput, RegistryRunner, RunRegistryStatus, RunStarted, RunStatusRecord, StartRunRequest, SubscribeOptions } from './run-registry.types';
 import { invalidRunRequest, readCancelReason, readConfirmation, readStartRequest } from './run-registry-request';
@@ -46,7 +45,7 @@ export class RunRegistry {
   private readonly lifecycle: RunLifecycleTrace;
   private readonly executions: RunExecutions;
   /** Per-run chains serialising cancel and confirm (each reads a status, then writes on it). */
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly serial = new KeyedSerial();
   /** Ids of the runs this registry started or adopted, oldest first, for `list` (at most `maxRuns`). */
   private readonly known = new Set<string>();
   private shuttingDown: Promise<void> | undefined;
@@ -64,10 +63,10 @@ export class RunRegistry {
     this.lifecycle = new RunLifecycleTrace(new TraceProducer(this.settings.traceStore), this.clock);
     this.writer = new RunWriter(this.store, this.clock, this.settings, this.lifecycle);
     this.executions = new RunExecutions(this.store, this.writer, this.clock);
-    this.stopAdopting = this.store.adoptOrphans?.((run) => this.adopt(run));
+    this.stopAdopting = this.store.adoptOrphans?.((run) => this.takeOver(run, 'adopt'));
     this.stopReconciling = this.store.reconcileOwned?.(
       () => this.executions.ids(),
-      (run) => this.endAbandoned(run),
+      (run) => this.takeOver(run, 'reconcile'),
     );
   }
 
@@ -168,7 +167,7 @@ export class RunRegistry {
    */
   cancel(runId: string, reason: string = 'cancelled'): Promise<RunStatusRecord> {
     const why = readCancelReason(reason);
-    return this.exclusive(runId, async () => {
+    return this.serial.run(runId, async () => {
       const run = await this.storedRun(runId);
       if (isFinishedStatus(run.status)) throw notActive(run);
       if (run.status === 'paused') {
@@ -191,7 +190,7 @@ export class RunRegistry {
    * answered call's `tool_response` event (`confirmed_by`) and its re-check's decision (`approved_by`).
    */
   confirm(runId: string, callId: string, input: ConfirmationInput, confirmedBy?: string): Promise<RunStatusRecord> {
-    return this.exclusive(runId, async () => {
+    return this.serial.run(runId, async () => {
       const run = await this.storedRun(runId);
       const runner = this.getRunner(run.agent);
       const decision = readConfirmation(input);
@@ -264,37 +263,15 @@ export class RunRegistry {
   }
 
   /**
-   * A run of a shared store whose owner instance died, now owned here (spec 08 §4): a durable run
-   * with an invocation is resumed from its ledger checkpoint (its stream goes on with new items);
-   * any other ends `failed` with `owner_lost`. During shutdown nothing is adopted: the run stays
-   * owned by this instance and is taken over again once it stops.
+   * An orphan of a shared store (`adopt`: resumed or ended here) or a run abandoned here (`reconcile`:
+   * ended); nothing during shutdown, when an orphan is taken over again once this instance stops.
    */
-  private adopt(run: StoredRun): void {
+  private takeOver(run: StoredRun, how: 'adopt' | 'reconcile'): void {
     if (this.shuttingDown || this.executions.has(run.run_id)) return;
+    const parts = { runners: this.runners, executions: this.executions, writer: this.writer, clock: this.clock, telemetry: this.telemetry };
+    if (how === 'reconcile') return endAbandoned(run, parts);
     this.remember(run.run_id);
-    const runner = this.runners.get(run.agent);
-    const invocationId = run.invocation_id;
-    if (run.durable && invocationId !== null && runner) {
-      const { user_id: userId, session_id: sessionId, run_id: runId } = run;
-      this.executions.launch(runId, false, (signal, onAdmitted) =>
-        resumeTakenOver(
-          () => runner.resumeAsync({ userId, sessionId, invocationId, runId, signal, onAdmitted, ...this.telemetry }),
-          (ms) => sleep(ms, this.clock, signal),
-        ),
-      );
-      return;
-    }
-    void handled(this.executions.persist(() => this.writer.end(run.run_id, ownerLostEnding(), EXECUTING, true)));
-  }
-
-  /**
-   * A pending or running run owned here whose invocation does not execute here (the store's
-   * reconciler found it twice): its end was never written, so it ends `failed` with `owner_lost
-   * {reason: 'execution_lost'}`, repeated until the write lands. Only while this instance owns it.
-   */
-  private endAbandoned(run: StoredRun): void {
-    if (this.shuttingDown || this.executions.has(run.run_id)) return;
-    void handled(this.executions.persist(() => this.writer.end(run.run_id, ownerLostEnding('execution_lost'), EXECUTING, true)));
+    takeOverOrphan(run, parts);
   }
 
   /** The `events` of every run request: a runner without its own sink reports to the registry's. */
@@ -305,17 +282,6 @@ export class RunRegistry {
   private remember(runId: string): void {
     this.known.add(runId);
     if (this.known.size > this.settings.maxRuns) this.known.delete(this.known.values().next().value as string);
-  }
-
-  private exclusive<T>(runId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(runId) ?? Promise.resolve();
-    const result = previous.then(work);
-    const tail = result.catch(() => undefined);
-    this.locks.set(runId, tail);
-    void tail.then(() => {
-      if (this.locks.get(runId) === tail) this.locks.delete(runId);
-    });
-    return result;
   }
 
   private async storedRun(runId: string): Promise<StoredRun> {

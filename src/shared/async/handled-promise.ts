@@ -13,3 +13,14 @@ export function handled<T>(promise: Promise<T>): Promise<T> {
 export function rejectedWith<T = never>(reason: unknown): Promise<T> {
   return handled(Promise.reject(reason));
 }
+
+/** `next(make())`, where a throw of `make` becomes a rejected promise (never reported as unhandled) instead of a throw. */
+export function thenOrRejected<V, T>(make: () => V, next: (value: V) => Promise<T>): Promise<T> {
+  let value: V;
+  try {
+    value = make();
+  } catch (error) {
+    return rejectedWith(error);
+  }
+  return next(value);
+}

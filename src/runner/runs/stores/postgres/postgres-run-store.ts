@@ -3,14 +3,11 @@ import { NotificationListener } from '../../../../database/notification-listener
 import { classifyFailure } from '../../../../database/postgres-failure';
 import type { PgPool } from '../../../../database/postgres-pool';
 import { qualifiedTable } from '../../../../database/qualified-table';
-import { assertSchema } from '../../../../database/schema/schema-validator';
-import { SchemaValidatorError } from '../../../../database/schema-validator.errors';
 import type { SchemaCheckTarget } from '../../../../database/schema/startup-schema-check';
 import { runStatement } from '../../../../database/statement-runner';
 import { runTransaction, type TransactionClient } from '../../../../database/transaction-runner';
 import type { RunStatus } from '../../run-registry.types';
 import {
-  UNFINISHED_STATUSES,
   isFinishedStatus,
   type AppendOptions,
   type AppendOutcome,
@@ -24,16 +21,16 @@ import {
 } from '../run-store';
 import { unavailable } from '../../../../cluster/cluster-instance';
 import { ClusterError } from '../../../../cluster/cluster.errors';
-import { RUN_ITEMS_TABLE, RUN_ITEMS_TABLE_SPEC, RUNS_TABLE, RUNS_TABLE_SPEC } from './cluster-runs.schema';
+import { RUN_ITEMS_TABLE, RUNS_TABLE } from './cluster-runs.schema';
+import { assertRunTables, runTablesTarget } from './run-tables-check';
 import { resolvePostgresRunStoreOptions, type PostgresRunStoreOptions, type ResolvedPostgresRunStoreOptions } from './postgres-run-store-options';
 import { encodeJson } from './run-json';
-import { itemOf, lockRun, merged, payloadOf, runRowOf, updateValues, type RunRow } from './run-rows';
+import { isWritable, itemOf, lockRun, merged, ownerAfterPatch, payloadOf, runRowOf, updateValues, type RunRow } from './run-rows';
 import { RUNS_CHANNEL, runStatements, type RunStatements } from './run-sql';
 import { RunUpkeep } from './run-upkeep';
 import { RunWatchers } from './run-watchers';
 import { SharedRunReads } from './shared-run-reads';
 
-const EXECUTING: readonly RunStatus[] = ['pending', 'running'];
 /** Highest `seq` an `integer` column holds; a larger `afterSeq` reads nothing. */
 const MAX_SEQ = 2 ** 31 - 1;
 
@@ -92,8 +89,7 @@ export class PostgresRunStore implements RunStore {
 
   /** Both tables as the app-wide start-up check validates them. */
   get schemaTarget(): SchemaCheckTarget {
-    const { instance, schema } = this.settings;
-    return { dataSource: instance.dataSource, specs: [RUNS_TABLE_SPEC, RUN_ITEMS_TABLE_SPEC], options: schema === null ? {} : { schema } };
+    return runTablesTarget(this.settings.instance.dataSource, this.settings.schema);
   }
 
   /**
@@ -104,14 +100,8 @@ export class PostgresRunStore implements RunStore {
   async start(): Promise<void> {
     if (this.state === 'started') return;
     if (this.state === 'stopped') throw new ClusterError('cluster_unavailable', { reason: 'stopped' });
-    const { instance, schema } = this.settings;
-    try {
-      const target = this.schemaTarget;
-      await assertSchema(target.dataSource, target.specs, target.options ?? {}, (mismatches) => new ClusterError('schema_mismatch', { mismatches }));
-    } catch (error) {
-      if (error instanceof SchemaValidatorError) throw new ClusterError('cluster_unavailable', { ...error.details });
-      throw error;
-    }
+    const { schema } = this.settings;
+    await assertRunTables(this.schemaTarget);
     // qualified, so a later change of search_path cannot redirect the statements
     const [row] = await runStatement(this.pool, 'SELECT current_schema() AS schema', [], unavailable);
     const resolved = schema ?? (row?.schema as string | null | undefined) ?? null;
@@ -184,9 +174,9 @@ export class PostgresRunStore implements RunStore {
     const sql = this.statements();
     return this.transaction(async (client) => {
       const locked = await lockRun(client, sql, runId);
-      if (!locked || !this.writable(locked, condition)) return { written: false, run: locked?.run };
+      if (!locked || !isWritable(locked, condition, this.instanceId)) return { written: false, run: locked?.run };
       const next = merged(locked.run, patch, locked.run.last_seq);
-      await client.query(sql.update, updateValues(next, this.ownerAfter(locked, patch), locked.oldest_item_seq, encodeJson));
+      await client.query(sql.update, updateValues(next, ownerAfterPatch(locked, patch, this.instanceId), locked.oldest_item_seq, encodeJson));
       return { written: true, run: next };
     });
   }
@@ -197,11 +187,11 @@ export class PostgresRunStore implements RunStore {
     const payload = payloadOf(item);
     const outcome = await this.transaction(async (client): Promise<AppendOutcome> => {
       const locked = await lockRun(client, sql, runId);
-      if (!locked || !this.writable(locked, options)) return { written: false, run: locked?.run };
+      if (!locked || !isWritable(locked, options, this.instanceId)) return { written: false, run: locked?.run };
       const seq = locked.run.last_seq + 1;
       const next = merged(locked.run, options.patch, seq);
       const oldest = Math.max(locked.oldest_item_seq, seq - options.keepItems + 1);
-      const values = updateValues(next, this.ownerAfter(locked, options.patch), oldest, encodeJson);
+      const values = updateValues(next, ownerAfterPatch(locked, options.patch, this.instanceId), oldest, encodeJson);
       await client.query(sql.append, [...values, item.type, payload, locked.oldest_item_seq, `${runId}:${seq}`]);
       return { written: true, run: next, item: itemOf(seq, payload) };
     });
@@ -288,16 +278,6 @@ export class PostgresRunStore implements RunStore {
     this.timer = this.settings.clock.setTimer(() => {
       this.ticking = this.upkeep.tick(() => this.state === 'started').finally(() => this.schedule());
     }, this.settings.pollIntervalMs);
-  }
-
-  private writable(locked: RunRow, condition: WriteCondition): boolean {
-    const { run } = locked;
-    if (isFinishedStatus(run.status) || !(condition.expect ?? UNFINISHED_STATUSES).includes(run.status)) return false;
-    return condition.owned !== true || locked.owner_instance === this.instanceId;
-  }
-
-  private ownerAfter(locked: RunRow, patch: RunPatch | undefined): string | null {
-    return patch?.status !== undefined && EXECUTING.includes(patch.status) ? this.instanceId : locked.owner_instance;
   }
 
   private statements(): RunStatements {

@@ -1,7 +1,7 @@
 import type { TransactionClient } from '../../../../database/transaction-runner';
 import { RunnerError } from '../../../runner.errors';
 import type { RunError, RunStatus, RunStreamItem } from '../../run-registry.types';
-import type { NewRunStreamItem, RunPatch, StoredRun } from '../run-store';
+import { isFinishedStatus, UNFINISHED_STATUSES, type NewRunStreamItem, type RunPatch, type StoredRun, type WriteCondition } from '../run-store';
 import { decodeJson, encodeJson } from './run-json';
 import type { RunStatements } from './run-sql';
 
@@ -81,4 +81,18 @@ export function payloadOf(item: NewRunStreamItem): string {
   } catch {
     throw new RunnerError('invalid_run_request', { field: 'item' });
   }
+}
+
+const EXECUTING: readonly RunStatus[] = ['pending', 'running'];
+
+/** Whether a write under `condition` may change the locked run: unfinished, in an expected status, and owned by `instanceId` when it must be. */
+export function isWritable(locked: RunRow, condition: WriteCondition, instanceId: string): boolean {
+  const { run } = locked;
+  if (isFinishedStatus(run.status) || !(condition.expect ?? UNFINISHED_STATUSES).includes(run.status)) return false;
+  return condition.owned !== true || locked.owner_instance === instanceId;
+}
+
+/** The owner after `patch`: the writing instance once the run executes (again), else unchanged. */
+export function ownerAfterPatch(locked: RunRow, patch: RunPatch | undefined, instanceId: string): string | null {
+  return patch?.status !== undefined && EXECUTING.includes(patch.status) ? instanceId : locked.owner_instance;
 }
