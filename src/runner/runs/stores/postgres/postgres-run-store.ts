@@ -246,8 +246,9 @@ export class PostgresRunStore implements RunStore {
    * Takes over up to `limit` pending or running runs whose owner instance is dead (its lock is free),
    * atomically: of several instances trying, exactly one gets each run. Paused runs hold no process
    * and are left alone. Nothing is taken while this instance is not live itself. Until a claim finds
-   * fewer than `limit`, the unfinished runs under this instance's own id are taken too: they were left
-   * by an earlier life of the same id (a restart with a fixed `instanceId`), which nobody else can reap.
+   * fewer than `limit`, the unfinished runs under this instance's own id created before this store was
+   * built are taken too: they were left by an earlier life of the same id (a restart with a fixed
+   * `instanceId`), which nobody else can reap; a run this life stores meanwhile is not one of them.
    */
   claimOrphans(limit: number = this.settings.claimBatchSize): Promise<readonly StoredRun[]> {
     return this.upkeep.claimOrphans(limit);

@@ -81,11 +81,12 @@ export function runStatements(runs: string, items: string): RunStatements {
     // each distinct owner is probed once; SKIP LOCKED and the owner re-check in the UPDATE let exactly one instance take a run
     claimOrphans: `WITH owners AS MATERIALIZED (
         SELECT DISTINCT r.owner_instance FROM ${runs} AS r
-         WHERE r.status IN ${EXECUTING} AND r.owner_instance IS NOT NULL AND (r.owner_instance <> $1::text OR $3::boolean)),
+         WHERE r.status IN ${EXECUTING} AND r.owner_instance IS NOT NULL AND (r.owner_instance <> $1::text OR $3::bigint IS NOT NULL)),
       dead AS MATERIALIZED (SELECT o.owner_instance FROM owners o WHERE o.owner_instance = $1::text OR ${instanceIsDeadSql('o.owner_instance')}),
       picked AS MATERIALIZED (
         SELECT r.run_id, r.owner_instance FROM ${runs} AS r JOIN dead d ON d.owner_instance = r.owner_instance
-         WHERE r.status IN ${EXECUTING} ORDER BY r.created_at_ms, r.run_id LIMIT $2::integer FOR UPDATE OF r SKIP LOCKED)
+         WHERE r.status IN ${EXECUTING} AND (r.owner_instance <> $1::text OR r.created_at_ms < $3::bigint)
+         ORDER BY r.created_at_ms, r.run_id LIMIT $2::integer FOR UPDATE OF r SKIP LOCKED)
       UPDATE ${runs} AS t SET owner_instance = $1::text FROM picked p
        WHERE t.run_id = p.run_id AND t.owner_instance = p.owner_instance AND t.status IN ${EXECUTING}
       RETURNING ${runColumns('t')}`,

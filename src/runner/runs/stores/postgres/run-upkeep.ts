@@ -35,12 +35,16 @@ interface Reconciler {
 export class RunUpkeep {
   /** Runs under this instance's own id may be left from an earlier life; true until a claim finds no more. */
   private ownLeftovers = true;
+  /** Only a run created before this life began can be a leftover of an earlier one: a run this life stores meanwhile is not. */
+  private readonly lifeBeganAtMs: number;
   private adopter: ((run: StoredRun) => void) | undefined;
   private reconciler: Reconciler | undefined;
   /** Runs the last reconciliation found not executing; found again, they are abandoned. */
   private suspects: ReadonlySet<string> = new Set();
 
-  constructor(private readonly deps: UpkeepDeps) {}
+  constructor(private readonly deps: UpkeepDeps) {
+    this.lifeBeganAtMs = deps.settings.clock.wallNow();
+  }
 
   /** Registers the one adopter of orphans; returns its removal. */
   adoptOrphans(adopt: (run: StoredRun) => void): () => void {
@@ -110,7 +114,7 @@ export class RunUpkeep {
     const { instance } = this.deps.settings;
     if (!instance.live) return [];
     const includeOwn = this.ownLeftovers;
-    const rows = await this.deps.statement(this.deps.statements().claimOrphans, [instance.instanceId, limit, includeOwn]);
+    const rows = await this.deps.statement(this.deps.statements().claimOrphans, [instance.instanceId, limit, includeOwn ? this.lifeBeganAtMs : null]);
     if (includeOwn && rows.length < limit) this.ownLeftovers = false;
     return Object.freeze(rows.map((row) => runRowOf(row).run));
   }
