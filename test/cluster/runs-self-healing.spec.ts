@@ -47,6 +47,28 @@ async function startInstance(h: DatabaseHarness, proxy: TcpProxy, instanceId: st
   return { instance, store, registry };
 }
 
+/** A run as the store keeps it, stored by a test as if a registry of this instance had started it. */
+function storedRun(runId: string, status: StoredRun['status'], overrides: Partial<StoredRun> = {}): StoredRun {
+  const now = Date.now();
+  return {
+    schema_version: 1,
+    run_id: runId,
+    agent: AGENT,
+    session_id: `s-${runId}`,
+    invocation_id: `inv-${runId}`,
+    status,
+    pending_call_ids: status === 'paused' ? ['call-1'] : [],
+    created_at_ms: now,
+    updated_at_ms: now,
+    last_seq: 0,
+    error: null,
+    user_id: USER,
+    owner_principal: null,
+    durable: false,
+    ...overrides,
+  };
+}
+
 const statuses = (h: DatabaseHarness) => h.sql<{ run_id: string; status: string; error: unknown }>('SELECT run_id, status, error FROM agent_runtime_runs ORDER BY run_id');
 
 describe('runs: nothing stuck after a database outage (issue 23)', () => {
@@ -90,27 +112,10 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
     const a = await startInstance(h, proxy, 'reconcile-a', new ScriptedModel([...steps(1), { text: 'done' }]), held.hold);
     const { run_id: executing } = await a.registry.start({ agent: AGENT, userId: USER, message: 'go' });
     await eventually(() => held.reachedCount() === 1, 15000, 'the run is in its tool');
-    const now = Date.now();
-    const row = (runId: string, status: StoredRun['status']): StoredRun => ({
-      schema_version: 1,
-      run_id: runId,
-      agent: AGENT,
-      session_id: `s-${runId}`,
-      invocation_id: `inv-${runId}`,
-      status,
-      pending_call_ids: status === 'paused' ? ['call-1'] : [],
-      created_at_ms: now,
-      updated_at_ms: now,
-      last_seq: 0,
-      error: null,
-      user_id: USER,
-      owner_principal: null,
-      durable: false,
-    });
     // stored as this instance's own, as if their invocation had ended without its end written
-    expect(await a.store.create(row('run-abandoned', 'running'), { maxRuns: 100 })).toBe(true);
-    expect(await a.store.create(row('run-abandoned-pending', 'pending'), { maxRuns: 100 })).toBe(true);
-    expect(await a.store.create(row('run-paused', 'paused'), { maxRuns: 100 })).toBe(true);
+    expect(await a.store.create(storedRun('run-abandoned', 'running'), { maxRuns: 100 })).toBe(true);
+    expect(await a.store.create(storedRun('run-abandoned-pending', 'pending'), { maxRuns: 100 })).toBe(true);
+    expect(await a.store.create(storedRun('run-paused', 'paused'), { maxRuns: 100 })).toBe(true);
 
     await eventually(async () => (await statuses(h)).filter((r) => r.status === 'failed').length === 2, 15000, 'the abandoned runs end');
     const ended = { status: 'failed', error: { code: 'owner_lost', details: { reason: 'execution_lost' } } };
@@ -167,24 +172,8 @@ describe('runs: nothing stuck after a database outage (issue 23)', () => {
       () => executing,
       (run) => handed.push(run.run_id),
     );
-    const now = Date.now();
     for (const runId of ['run-x', 'run-y']) {
-      const run: StoredRun = {
-        schema_version: 1,
-        run_id: runId,
-        agent: AGENT,
-        session_id: 's-1',
-        invocation_id: null,
-        status: 'running',
-        pending_call_ids: [],
-        created_at_ms: now,
-        updated_at_ms: now,
-        last_seq: 0,
-        error: null,
-        user_id: USER,
-        owner_principal: null,
-        durable: false,
-      };
+      const run = storedRun(runId, 'running', { session_id: 's-1', invocation_id: null });
       expect(await store.create(run, { maxRuns: 10 })).toBe(true);
     }
     await store.reconcile();
