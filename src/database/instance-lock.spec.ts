@@ -225,6 +225,24 @@ describe('InstanceLock', () => {
       expect(events).toHaveLength(1);
     });
 
+    it('reports the lapse although its timer fires before the grace ran out by the clock (a timer armed late in a long loop turn)', async () => {
+      const { server, clock, lock, events } = confirmed();
+      await lock.connect();
+      // Node counts a timer from the loop's cached time, which lags monotonicNow() late in a long turn: the
+      // lapse timer armed at the acquisition (the first timer it sets) counts from 50 ms too early
+      const setTimer = clock.setTimer.bind(clock);
+      jest.spyOn(clock, 'setTimer').mockImplementationOnce((fn, ms) => setTimer(fn, ms - 50));
+      await lock.acquire();
+      server.refuseConnections = true;
+      server.opened[0].kill();
+      expect(events).toEqual(['lost@0']);
+      // the first firing, 50 ms early, finds the grace not yet over
+      clock.advance(360);
+      expect(events).toEqual(['lost@0']);
+      clock.advance(100);
+      expect(events).toEqual(['lost@0', 'lapsed@401']);
+    });
+
     it('runs onAcquired on the lock connection before the lock counts as held; its failure fails the acquisition', async () => {
       const seen: unknown[] = [];
       const { server, lock } = confirmed(async (client) => {

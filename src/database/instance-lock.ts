@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../shared/time/clock';
+import { DeadlineTimer } from '../shared/time/deadline-timer';
 import { within } from '../shared/time/timeout';
 import type { DedicatedClient } from './postgres-pool';
 
@@ -70,7 +71,12 @@ export class InstanceLock {
   private confirmedAt = -Infinity;
   private isLapsed = false;
   private heartbeatTimer: unknown = undefined;
-  private lapseTimer: unknown = undefined;
+  /**
+   * Reports the lapse by the clock. A `DeadlineTimer` because Node's timers count from the event loop's
+   * cached time: one armed late in a long loop turn fires before `monotonicNow()` says the grace ran
+   * out, and must try again rather than leave the lapse unreported.
+   */
+  private readonly lapseTimer: DeadlineTimer;
   private beating = false;
   private readonly listeners = new Set<(event: LockEvent) => void>();
 
@@ -82,6 +88,7 @@ export class InstanceLock {
     private readonly confirmation?: LockConfirmationOptions,
   ) {
     this.delayMs = backoff.initialMs;
+    this.lapseTimer = new DeadlineTimer(clock, () => this.checkConfirmed());
   }
 
   /**
@@ -230,11 +237,8 @@ export class InstanceLock {
     if (this.confirmation === undefined || sentAt <= this.confirmedAt) return;
     this.checkConfirmed();
     this.confirmedAt = sentAt;
-    if (this.lapseTimer !== undefined) this.clock.clearTimer(this.lapseTimer);
-    this.lapseTimer = this.clock.setTimer(() => {
-      this.lapseTimer = undefined;
-      this.checkConfirmed();
-    }, Math.max(0, sentAt + this.confirmation.graceMs - this.clock.monotonicNow()) + 1);
+    // a lapse is strictly more than the grace since the confirmation
+    this.lapseTimer.arm(sentAt + this.confirmation.graceMs + 1);
     if (this.isLapsed) {
       this.isLapsed = false;
       this.emit('confirmed');

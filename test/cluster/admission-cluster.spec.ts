@@ -156,25 +156,29 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
   it('an instance whose lock session dies revokes its permits by its own clock, and only then is reaped: its capacity returns to the waiters on B, never beside its permits', async () => {
     const config = { globalLimit: 2, overflow: 'queue' as const, defaultQueueTimeoutMs: 'infinity' as const };
     const dead = { initialMs: 60_000, maxMs: 60_000 };
-    // the margin covers A's timer firing late on a loaded machine (the default is 1000 ms)
-    const grace = { lockGraceMs: 300, lockGraceMarginMs: 1500 };
+    // a grace that a stalled event loop on a loaded 2-core machine does not outlast before the kill (a
+    // lapse then would revoke A's permits early); the margin covers A's timer firing late (default 1000 ms)
+    const grace = { lockGraceMs: 1000, lockGraceMarginMs: 1500 };
     const a = await clusterNode(h(), 'adm-a', config, { reapIntervalMs: 50, instanceBackoff: dead, ...grace });
     const b = await clusterNode(h(), 'adm-b', config, { reapIntervalMs: 50, ...grace });
     const heldOnA = [await a.controller.acquire('x'), await a.controller.acquire('y')];
     const revokedAt: number[] = [];
     for (const permit of heldOnA) permit.signal.addEventListener('abort', () => revokedAt.push(performance.now()));
     const queuedOnA = a.controller.acquire('x');
+    expect(heldOnA.map((permit) => permit.signal.aborted)).toEqual([false, false]);
     await eventually(async () => (await rowCounts(h())).queue === 1);
     const grantedAt: number[] = [];
     const waitersOnB = [b.controller.acquire('x'), b.controller.acquire('y')].map((waiter) => waiter.then((permit) => (grantedAt.push(performance.now()), permit)));
     await eventually(async () => (await rowCounts(h())).queue === 3);
+    // nothing lapsed before the kill: what follows is the kill's doing
+    expect(revokedAt).toEqual([]);
     expect(await terminateLockSession(h(), 'adm-a')).toBe(1);
     const killedAt = performance.now();
     // A knows at once that its lock is gone: its queued request fails and it admits nothing more
     expect(await rejected<AdmissionError>(queuedOnA)).toMatchObject({ code: 'admission_store_unavailable' });
     expect(await rejected<AdmissionError>(a.controller.acquire('x'))).toMatchObject({ code: 'admission_store_unavailable' });
     const grants = await Promise.all(waitersOnB);
-    expect(performance.now() - killedAt).toBeLessThan(5000);
+    expect(performance.now() - killedAt).toBeLessThan(8000);
     expect(new Set(grants.map((permit) => permit.id)).size).toBe(2);
     // A revoked its permits (owner_down) within its grace, before B was granted anything
     expect(revokedAt).toHaveLength(2);
@@ -198,6 +202,9 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
     held.signal.addEventListener('abort', () => (revokedAt = performance.now()));
     const waiter = b.controller.acquire('x');
     await eventually(async () => (await rowCounts(h())).queue === 1);
+    // nothing lapsed before the cut
+    expect(held.signal.aborted).toBe(false);
+    expect(a.instance.live).toBe(true);
     proxy.cut();
     const cutAt = performance.now();
     await waiter;
@@ -205,7 +212,8 @@ describe('ClusterAdmissionController across instances (spec 08 §3)', () => {
     // A cannot delete its row: only B's reap frees the capacity, 1900 ms (grace + margin) after it first saw A dead
     expect(grantedAt - cutAt).toBeGreaterThanOrEqual(1900);
     expect(grantedAt - cutAt).toBeLessThan(6000);
-    // by A's own timer (generous slack for a loaded machine), always before the grant
+    // by A's own timer (generous slack for a loaded machine), always before the grant; a lapse timer that
+    // fired early by the clock and gave up (Node's timers count from the loop's cached time) failed here
     expect(revokedAt - cutAt).toBeLessThan(400 + 1000);
     expect(revokedAt).toBeLessThan(grantedAt);
     expect(held.signal.reason).toMatchObject({ details: { outcome: 'owner_down' } });
