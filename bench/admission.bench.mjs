@@ -3,6 +3,9 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { median } from './stats.mjs';
+import { AGENTS, agentIds, depthContest, lpad, ns, pad, printDepths, times, twoScopes, verdict } from './admission-depth.mjs';
+import { flowControlBench } from './flow-control.bench.mjs';
+import { benchArgs } from './args.mjs';
 
 const require = createRequire(import.meta.url);
 const { AdmissionController } = require('../dist/src/admission/admission-controller.js');
@@ -12,18 +15,13 @@ const PQueue = require('p-queue').default;
 const Bottleneck = require('bottleneck');
 
 const TASKS = 100_000;
-const AGENTS = 1_000;
 const REPS = 5; // measured repetitions, after one warm-up round
-const OPS = 10_000; // operations per (c) measurement
-const PAIR_BATCH = 100; // submit+cancel pairs per timed batch
-const RELEASE_BATCH = 16; // releases timed back to back before the queue is topped up again (depth 100 dips to 84)
 // Bottleneck yields to a 1 ms setTimeout several times per job, serialised by its submit lock, so
 // 100,000 jobs take ~5 minutes per run. Its per-op time is flat in N (1k..8k: 3.7..2.9 ms/op), so it
 // runs on fewer tasks and its per-op figure is compared as is.
 const BOTTLENECK_TASKS = 1_000;
 
 const gc = typeof globalThis.gc === 'function' ? globalThis.gc : () => {};
-const agentIds = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
 const queueConfig = (extra) => ({ overflow: 'queue', maxQueue: TASKS, defaultQueueTimeoutMs: 'infinity', ...extra });
 
 // ---- the unit of work: trivial, and it checks that the limits held -----------------------------
@@ -207,163 +205,9 @@ async function contest(contestants, limits) {
   return contestants.map((c, i) => ({ ...c, tasks: c.tasks ?? TASKS, wall: median(samples[i].wall), cpu: median(samples[i].cpu), peak: samples[i].peak }));
 }
 
-// ---- (c) per-op cost at a queue depth ------------------------------------------------------------
-
-/** A controller with the global limit saturated and `level` requests queued round-robin over AGENTS. */
-function saturated(level, finiteDeadlines) {
-  return new AdmissionController({
-    globalLimit: 256,
-    defaultAgentLimit: 4,
-    overflow: 'queue',
-    maxQueue: level + 1,
-    defaultQueueTimeoutMs: finiteDeadlines ? 600_000 : 'infinity',
-  });
-}
-
-/**
- * Times `ops` operations in batches of `batch`; returns ns/op as the mean over all batches (every
- * GC pause and preemption included) and as the median batch (what the data structures cost).
- */
-class BatchTimer {
-  constructor() {
-    this.batches = [];
-    this.totalMs = 0;
-    this.ops = 0;
-  }
-
-  add(ms, ops) {
-    this.batches.push(ms / ops);
-    this.totalMs += ms;
-    this.ops += ops;
-  }
-
-  result() {
-    return { mean: (this.totalMs * 1e6) / this.ops, median: median(this.batches) * 1e6 };
-  }
-}
-
-/**
- * Submit+cancel pairs that keep the depth at `level`: `own` cancels the request just submitted (the
- * tail of its agent's queue, still in cache); `random` cancels a random queued request instead.
- */
-function submitCancelAt(level, finiteDeadlines) {
-  const controller = saturated(level, finiteDeadlines);
-  let next = 0;
-  for (let i = 0; i < 256; i++) controller.submit(agentIds[next++ % AGENTS]);
-  const live = new Array(level);
-  for (let i = 0; i < level; i++) live[i] = controller.submit(agentIds[next++ % AGENTS]).requestRef;
-  const victims = randomIndices(OPS, level);
-  return {
-    controller,
-    measure() {
-      const own = new BatchTimer();
-      const random = new BatchTimer();
-      for (let done = 0; done < OPS; done += PAIR_BATCH) {
-        let t0 = performance.now();
-        for (let i = done; i < done + PAIR_BATCH; i++) controller.cancel(controller.submit(agentIds[next++ % AGENTS]).requestRef);
-        own.add(performance.now() - t0, PAIR_BATCH);
-        t0 = performance.now();
-        for (let i = done; i < done + PAIR_BATCH; i++) {
-          const ref = controller.submit(agentIds[next++ % AGENTS]).requestRef;
-          const j = victims[i];
-          controller.cancel(live[j]);
-          live[j] = ref;
-        }
-        random.add(performance.now() - t0, PAIR_BATCH);
-      }
-      return { own: own.result(), random: random.result() };
-    },
-  };
-}
-
-/**
- * Release a held permit (dispatch grants the oldest eligible queued request) RELEASE_BATCH times in a
- * row, timed; then top the queue up with as many `acquire`s, timed separately. Permits granted from
- * the queue reach us through their promises, hence the turn of the event loop between batches.
- */
-async function releaseAt(level, finiteDeadlines) {
-  const controller = saturated(level, finiteDeadlines);
-  const held = [];
-  const hold = (permit) => held.push(permit);
-  let next = 0;
-  for (let i = 0; i < 256 + level; i++) controller.acquire(agentIds[next++ % AGENTS]).then(hold);
-  await settle();
-  return {
-    controller,
-    async measure() {
-      const release = new BatchTimer();
-      const acquire = new BatchTimer();
-      for (let done = 0; done < OPS; done += RELEASE_BATCH) {
-        const batch = held.splice(0, RELEASE_BATCH);
-        let t0 = performance.now();
-        for (let i = 0; i < batch.length; i++) controller.release(batch[i]);
-        release.add(performance.now() - t0, batch.length);
-        t0 = performance.now();
-        for (let i = 0; i < batch.length; i++) controller.acquire(agentIds[next++ % AGENTS]).then(hold);
-        acquire.add(performance.now() - t0, batch.length);
-        await settle();
-      }
-      return { release: release.result(), acquire: acquire.result() };
-    },
-  };
-}
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
-function randomIndices(count, below) {
-  let seed = 0x9e3779b9; // mulberry32: the same victims on every run
-  const out = new Uint32Array(count);
-  for (let i = 0; i < count; i++) {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    out[i] = (((t ^ (t >>> 14)) >>> 0) % below) >>> 0;
-  }
-  return out;
-}
-
-const DEPTH_METRICS = ['own', 'random', 'release', 'acquire'];
-const DEPTH_LABELS = ['submit+cancel own', 'submit+cancel rnd', 'release→grant', 'acquire (queued)'];
-
-async function depthContest(levels) {
-  const rows = [];
-  for (const finite of [false, true]) {
-    const pairs = levels.map((level) => submitCancelAt(level, finite));
-    const releases = await Promise.all(levels.map((level) => releaseAt(level, finite)));
-    const samples = levels.map(() => Object.fromEntries(DEPTH_METRICS.map((m) => [m, { mean: [], median: [] }])));
-    for (let rep = 0; rep <= REPS; rep++) {
-      for (let k = 0; k < levels.length; k++) {
-        const index = (k + rep) % levels.length;
-        gc();
-        const { own, random } = pairs[index].measure();
-        gc();
-        const { release, acquire } = await releases[index].measure();
-        if (rep === 0) continue;
-        for (const [metric, result] of Object.entries({ own, random, release, acquire })) {
-          samples[index][metric].mean.push(result.mean);
-          samples[index][metric].median.push(result.median);
-        }
-      }
-    }
-    levels.forEach((level, i) => {
-      const depths = [pairs[i], releases[i]].map((b) => b.controller.status().queue_length);
-      if (depths.some((depth) => Math.abs(depth - level) > 1)) throw new Error(`depth drifted from ${level}: ${depths}`);
-      const row = { finite, level };
-      for (const metric of DEPTH_METRICS) row[metric] = { mean: median(samples[i][metric].mean), median: median(samples[i][metric].median) };
-      rows.push(row);
-    });
-  }
-  return rows;
-}
-
 // ---- report ----------------------------------------------------------------------------------------
 
 
-const ns = (value) => (value >= 10_000 ? `${(value / 1000).toFixed(0)} µs` : `${value.toFixed(0)} ns`);
-const times = (ratio) => `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}×`;
-const pad = (text, width) => String(text).padEnd(width);
-const lpad = (text, width) => String(text).padStart(width);
-const verdict = (met) => (met ? 'MET' : 'MISSED');
 
 function printContest(title, rows) {
   const ours = rows.find((row) => row.ours);
@@ -377,28 +221,18 @@ function printContest(title, rows) {
   return ours;
 }
 
-function printDepths(rows, levels) {
-  const cell = (m) => `${ns(m.median)} / ${ns(m.mean)}`;
-  console.log(`\n(c) ns/op at queue depth, ${AGENTS} agents, global 256 saturated, ${OPS} ops per rep; median batch / mean`);
-  console.log(`  ${pad('deadlines', 10)}${lpad('depth', 7)}${DEPTH_LABELS.map((label) => lpad(label, 22)).join('')}`);
-  for (const row of rows) {
-    console.log(`  ${pad(row.finite ? 'finite' : 'none', 10)}${lpad(row.level, 7)}${DEPTH_METRICS.map((m) => lpad(cell(row[m]), 22)).join('')}`);
-  }
-  const ratios = [];
-  for (const finite of [false, true]) {
-    const [low, high] = levels.map((level) => rows.find((row) => row.finite === finite && row.level === level));
-    const ratio = {};
-    for (const m of DEPTH_METRICS) ratio[m] = { median: high[m].median / low[m].median, mean: high[m].mean / low[m].mean };
-    ratios.push(ratio);
-    const cells = DEPTH_METRICS.map((m) => lpad(`${times(ratio[m].median)} / ${times(ratio[m].mean)}`, 22)).join('');
-    console.log(`  ${pad(finite ? 'finite' : 'none', 10)}${lpad('ratio', 7)}${cells}`);
-  }
-  return ratios;
-}
-
 async function main() {
+  const { part = 'all' } = benchArgs(['part']);
+  if (!['all', 'peers', 'flow'].includes(part)) throw new Error(`--part is all, peers or flow, not ${part}`);
   const started = performance.now();
   console.log(`admission benchmark: node ${process.version}, ${REPS} measured reps after 1 warm-up, median; gc between runs: ${globalThis.gc ? 'yes (--expose-gc)' : 'no'}`);
+  const twoScopeDepth = part === 'flow' ? undefined : await spec01();
+  if (part !== 'peers') await flowControlBench({ gc, twoScopeDepth });
+  console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/** Parts (a)–(c) of spec 01 §10; returns the depth ratios of (c). */
+async function spec01() {
 
   const a = await contest(oneAgent, { global: 16, agent: 16 });
   const oursA = printContest('(a) one agent, limit 16, all tasks submitted at once', a);
@@ -409,7 +243,8 @@ async function main() {
   const bottleneckB = b.find((row) => row.target);
 
   const levels = [100, TASKS];
-  const ratios = printDepths(await depthContest(levels), levels);
+  const rows = await depthContest(AdmissionController, levels, () => twoScopes, { reps: REPS, gc });
+  const ratios = printDepths(`(c) ns/op at queue depth, ${AGENTS} agents, global 256 saturated`, rows, levels);
   const worst = (key, metrics) => Math.max(...ratios.flatMap((r) => metrics.map((m) => r[m][key])));
 
   console.log('\ntargets ((a), (b): wall / cpu)');
@@ -420,7 +255,7 @@ async function main() {
     const spec = Math.max(m, w) < 3 ? 'spec bound < 3 met' : m < 3 ? 'spec bound < 3 met on median' : 'spec bound < 3 MISSED';
     console.log(`  (c) depth ratio ${TASKS}/100 ≤ 1.5, worst of ${label}: ${times(m)} / ${times(w)} (median / mean) → ${verdict(m <= 1.5)} / ${verdict(w <= 1.5)}; ${spec}`);
   }
-  console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  return ratios;
 }
 
 await main();

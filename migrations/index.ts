@@ -11,6 +11,7 @@ import { ClusterAdmission1765000000001 } from './1765000000001-cluster-admission
 import { ClusterRuns1765000000002 } from './1765000000002-cluster-runs';
 import { RunOwnerPrincipal1765100000000 } from './1765100000000-run-owner-principal';
 import { ClusterInstanceGrace1765200000000 } from './1765200000000-cluster-instance-grace';
+import { ClusterAdmissionFlow1765300000000 } from './1765300000000-cluster-admission-flow';
 
 /**
  * The migrations of each module, by group name. A group holds every table its module reads and
@@ -32,11 +33,11 @@ export const MIGRATIONS_BY_GROUP = Object.freeze({
   /** The durable memory service and its outbox. */
   memory: Object.freeze([RuntimeMemory1764900000001, MemoryOutbox1764900000002]),
   /** Cluster mode: instances, admission across instances, and runs followed from any instance. */
-  cluster: Object.freeze([ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000]),
+  cluster: Object.freeze([ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000, ClusterAdmissionFlow1765300000000]),
 } satisfies Record<string, readonly Function[]>);
 
 /** Every TypeORM migration of the package, in the order they were written (their timestamps). */
-export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000];
+export const AGENT_RUNTIME_MIGRATIONS: Function[] = [PolicyAuditLog1764400000000, InvocationLedger1764500000000, PolicyAuditHeadGuard1764600000000, RunnerSessions1764700000000, EvaluationStore1764800000000, RuntimeArtifacts1764900000000, RuntimeMemory1764900000001, MemoryOutbox1764900000002, ClusterInstances1765000000000, ClusterAdmission1765000000001, ClusterRuns1765000000002, RunOwnerPrincipal1765100000000, ClusterInstanceGrace1765200000000, ClusterAdmissionFlow1765300000000];
 
 /** What a migration creates that outlives it: tables and functions in the migrations' schema. */
 export interface MigrationObjects {
@@ -65,4 +66,5 @@ export const AGENT_RUNTIME_MIGRATION_OBJECTS: Readonly<Record<string, MigrationO
   ClusterRuns1765000000002: { tables: ['agent_runtime_runs', 'agent_runtime_run_items'] },
   RunOwnerPrincipal1765100000000: {},
   ClusterInstanceGrace1765200000000: {},
+  ClusterAdmissionFlow1765300000000: { tables: ['agent_runtime_admission_buckets', 'agent_runtime_admission_fair_tags', 'agent_runtime_admission_adaptive'] },
 });

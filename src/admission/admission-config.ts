@@ -3,12 +3,16 @@ import { integerIn, oneOf } from '../shared/options/option-rules';
 import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
 import { isValidId } from '../shared/ids/id-rule';
 import { AdmissionError } from './admission.errors';
+import { FLOW_CONFIG_KEYS, resolveFlowConfig, type FlowControlConfig, type ResolvedFlowConfig } from './flow/flow-config';
 
 /** What to do when no capacity is free: refuse at once, or wait in the bounded queue. */
 export type OverflowMode = 'reject' | 'queue';
 
-/** Configuration of an {@link AdmissionController} (spec 01 §2). Unknown keys are ignored. */
-export interface AdmissionConfig {
+/**
+ * Configuration of an {@link AdmissionController} (spec 01 §2, and the flow-control options of spec 09
+ * §2: tenants, costs, rates, adaptive limits, priority aging). Unknown keys are ignored.
+ */
+export interface AdmissionConfig extends FlowControlConfig {
   /** Permits held at once across all agents; safe integer > 0. @default 1024 */
   globalLimit?: number;
   /** Permits held at once by an agent without an entry in `agentLimits`; safe integer > 0. @default 64 */
@@ -35,6 +39,9 @@ export interface ResolvedAdmissionConfig {
   /** `Infinity` for `'infinity'`. */
   readonly defaultQueueTimeoutMs: number;
   readonly drainTimeoutMs: number;
+  /** The options of spec 09; `flowControl` is false when none is given (spec 01 exactly). */
+  readonly flow: ResolvedFlowConfig;
+  readonly flowControl: boolean;
 }
 
 export const MAX_DRAIN_TIMEOUT_MS = 600_000;
@@ -67,6 +74,8 @@ const CONFIG_RULES: OptionRules<keyof AdmissionConfig> = {
   maxQueue: integerIn(0),
   defaultQueueTimeoutMs: isTimeoutMs,
   drainTimeoutMs: isDrainTimeoutMs,
+  // read here as given, validated by `resolveFlowConfig` with their own paths
+  ...(Object.fromEntries(FLOW_CONFIG_KEYS.map((key) => [key, () => true])) as unknown as OptionRules<(typeof FLOW_CONFIG_KEYS)[number]>),
 };
 
 /** Validates `config` (unknown keys ignored) and applies the defaults; throws `invalid_admission_control_config`. */
@@ -75,14 +84,18 @@ export function resolveAdmissionConfig(config?: AdmissionConfig): ResolvedAdmiss
   if (!read.ok) throw new AdmissionError('invalid_admission_control_config', optionFailureDetails(read.fields));
   const c = read.values as Partial<AdmissionConfig>;
   const timeout = c.defaultQueueTimeoutMs ?? 30_000;
+  const defaultAgentLimit = c.defaultAgentLimit ?? 64;
+  const agentLimits = new Map(Object.entries(c.agentLimits ?? {}));
   return Object.freeze({
     globalLimit: c.globalLimit ?? 1024,
-    defaultAgentLimit: c.defaultAgentLimit ?? 64,
-    agentLimits: new Map(Object.entries(c.agentLimits ?? {})),
+    defaultAgentLimit,
+    agentLimits,
     overflow: c.overflow ?? 'reject',
     maxQueue: c.maxQueue ?? 1024,
     defaultQueueTimeoutMs: timeout === 'infinity' ? Infinity : timeout,
     drainTimeoutMs: c.drainTimeoutMs ?? 30_000,
+    flow: resolveFlowConfig(read.values, (agentId) => agentLimits.get(agentId) ?? defaultAgentLimit),
+    flowControl: FLOW_CONFIG_KEYS.some((key) => read.values[key] !== undefined),
   });
 }
 

@@ -1,6 +1,7 @@
 import { IndexedMinHeap, type HeapItem } from '../shared/collections/indexed-min-heap';
 import { LinkedList, type ListNode } from '../shared/collections/linked-list';
 import { TrackedRequest } from './requests/tracked-request';
+import type { Flow } from './flow/flow-state';
 
 /** Per-agent bookkeeping; dropped when the agent has neither active nor queued work. */
 export class AgentState implements HeapItem {
@@ -20,6 +21,10 @@ export class AgentState implements HeapItem {
 export class RequestEntry extends TrackedRequest implements ListNode<RequestEntry> {
   prev: RequestEntry | null = null;
   next: RequestEntry | null = null;
+  /** Flow mode (spec 09): the request's flow, its start tag, and whether its agent was saturated at its grant. */
+  flow: Flow | undefined = undefined;
+  start = 0;
+  saturated = false;
 
   constructor(
     issuer: object,
@@ -38,7 +43,8 @@ export class RequestEntry extends TrackedRequest implements ListNode<RequestEntr
 }
 
 const olderHead = (a: AgentState, b: AgentState) => a.headSeq < b.headSeq;
-const earlierDeadline = (a: RequestEntry, b: RequestEntry) =>
+/** Deadline order of queued requests (then submit order), the one of both the spec-01 and the flow queue. */
+export const earlierDeadline = (a: RequestEntry, b: RequestEntry): boolean =>
   a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq);
 
 /**

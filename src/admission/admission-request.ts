@@ -3,6 +3,8 @@ import { isPlainObject } from '../shared/options/plain-object';
 import type { OverflowMode, ResolvedAdmissionConfig } from './admission-config';
 import { isTimeoutMs } from './admission-config';
 import { AdmissionError } from './admission.errors';
+import { isValidId } from '../shared/ids/id-rule';
+import { CLASS_RANK, type PriorityClass } from './flow/fair-share';
 
 /** Options of `submit`, `acquire` and `run` (spec 01 §4). Unknown keys are ignored. */
 export interface AdmissionRequestOptions {
@@ -19,6 +21,12 @@ export interface AdmissionRequestOptions {
   deadline?: number | 'infinity';
   /** Safe integer ≥ 0 or `'infinity'`, turned into `now + queueTimeoutMs` at submit. @default the controller's `defaultQueueTimeoutMs` */
   queueTimeoutMs?: number | 'infinity';
+  /** The tenant the work is done for (a valid id); without it no tenant scope applies (spec 09 §1). */
+  tenant?: string;
+  /** Estimated units (for example tokens) the work will use; finite, 0..2^31. @default 1 */
+  cost?: number;
+  /** The request's class in the queue (spec 09 §4). @default 'normal' */
+  priority?: PriorityClass;
 }
 
 /** Request options after validation: the deadline is absolute (`Infinity` for none). */
@@ -27,7 +35,14 @@ export interface ParsedRequest {
   signal: AbortSignal | undefined;
   overflow: OverflowMode;
   deadline: number;
+  tenant: string | undefined;
+  cost: number;
+  /** {@link CLASS_RANK} of the priority. */
+  rank: number;
 }
+
+/** The largest `cost` of a request (spec 09 §1). */
+export const MAX_REQUEST_COST = 2 ** 31;
 
 const invalid = (field: string) => new AdmissionError('invalid_admission_options', { field });
 
@@ -38,12 +53,12 @@ export function parseRequestOptions(
   now: number,
 ): ParsedRequest {
   if (opts === undefined) {
-    return { owner: undefined, signal: undefined, overflow: config.overflow, deadline: now + config.defaultQueueTimeoutMs };
+    return { owner: undefined, signal: undefined, overflow: config.overflow, deadline: now + config.defaultQueueTimeoutMs, tenant: undefined, cost: 1, rank: CLASS_RANK.normal };
   }
-  let owner, signal, overflow, deadline, queueTimeoutMs;
+  let owner, signal, overflow, deadline, queueTimeoutMs, tenant, cost, priority;
   try {
     if (!isPlainObject(opts)) throw invalid('opts');
-    ({ owner, signal, overflow, deadline, queueTimeoutMs } = opts);
+    ({ owner, signal, overflow, deadline, queueTimeoutMs, tenant, cost, priority } = opts);
   } catch {
     // includes a getter or proxy trap that throws: the caller gets a typed error, never its exception
     throw invalid('opts');
@@ -53,7 +68,13 @@ export function parseRequestOptions(
   if (overflow !== undefined && overflow !== 'reject' && overflow !== 'queue') throw invalid('overflow');
   if (deadline !== undefined && !isDeadline(deadline)) throw invalid('deadline');
   if (queueTimeoutMs !== undefined && !isTimeoutMs(queueTimeoutMs)) throw invalid('queueTimeoutMs');
+  if (tenant !== undefined && !isValidId(tenant)) throw invalid('tenant');
+  if (cost !== undefined && !(typeof cost === 'number' && cost >= 0 && cost <= MAX_REQUEST_COST)) throw invalid('cost');
+  if (priority !== undefined && !(typeof priority === 'string' && Object.hasOwn(CLASS_RANK, priority))) throw invalid('priority');
   return {
+    tenant,
+    cost: cost ?? 1,
+    rank: CLASS_RANK[(priority as PriorityClass | undefined) ?? 'normal'],
     owner,
     signal,
     overflow: overflow ?? config.overflow,

@@ -5,14 +5,20 @@ import { admissionStateOf, ADMISSION_ROUTE, type AdmissionRequestState, type Adm
 
 /**
  * Admits requests of a controller or handler (handler metadata wins) for `agent`: a fixed id or a
- * resolver of the execution context. Applies `AdmissionGuard` and `AdmissionReleaseInterceptor`.
+ * resolver of the execution context. `options` may name the request's `tenant`, `cost` and
+ * `priority` (spec 09 §1), each fixed or resolved from the execution context like the agent.
+ * Applies `AdmissionGuard` and `AdmissionReleaseInterceptor`.
  *
  * @example
  * @Post('agents/:agent/invoke')
- * @Admission((ctx) => ctx.switchToHttp().getRequest().params.agent, { overflow: 'queue' })
+ * @Admission((ctx) => ctx.switchToHttp().getRequest().params.agent, {
+ *   overflow: 'queue',
+ *   tenant: (ctx) => ctx.switchToHttp().getRequest().headers['x-tenant'],
+ *   priority: 'high',
+ * })
  * invoke(@AdmissionSignal() signal: AbortSignal) { ... }
  */
-export function Admission(agent: AgentIdSource, options: AdmissionRouteOptions = {}): ClassDecorator & MethodDecorator {
+export function Admission(agent: AgentIdSource, options: AdmissionRouteOptions<ExecutionContext> = {}): ClassDecorator & MethodDecorator {
   const metadata: AdmissionRouteMetadata = Object.freeze({ agent, options: Object.freeze({ ...options }) });
   return applyDecorators(SetMetadata(ADMISSION_ROUTE, metadata), UseGuards(AdmissionGuard), UseInterceptors(AdmissionReleaseInterceptor));
 }

@@ -1,31 +1,21 @@
 import { CanActivate, ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ServerResponse } from 'node:http';
-import { isValidId } from '../shared/ids/id-rule';
+import { retryAfterHeader } from '../http/http-error-mapper';
 import type { AdmissionService } from './admission-service';
 import { admissionFailureResponse } from './admission-http';
 import { AdmittedRequest, releaseOnce } from './admission-release';
 import type { AdmissionRequestOptions } from './admission-request';
-import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE, type AdmissionRouteOptions } from './admission.constants';
+import { agentIdOf, compileRoute, requestOptionsOf, type AdmissionRouteMetadata, type CompiledRoute } from './admission-route';
+import { admissionStateOf, attachAdmissionState, ADMISSION_ROUTE, ADMISSION_SERVICE } from './admission.constants';
 import { AdmissionError } from './admission.errors';
 import type { SubmitResult } from './admission.types';
 import type { Permit } from './permit';
 
+export type { AdmissionRouteMetadata } from './admission-route';
+
 /** The agent of a route: a fixed id, or a resolver reading the request. */
 export type AgentIdSource = string | ((context: ExecutionContext) => string);
-
-/** What `@Admission()` stores on a class or handler. */
-export interface AdmissionRouteMetadata {
-  readonly agent: AgentIdSource;
-  readonly options: AdmissionRouteOptions;
-}
-
-/** A route's metadata, read once per handler and class. */
-interface CompiledRoute {
-  readonly metadata: AdmissionRouteMetadata;
-  /** Whether a request can wait in the queue, so the controller must watch its disconnect. */
-  readonly mayQueue: boolean;
-}
 
 /**
  * Acquires a permit before the handler of a route marked with `@Admission()`; routes without the
@@ -54,7 +44,14 @@ export class AdmissionGuard implements CanActivate {
     if (admissionStateOf(request)) return true;
     const response = http.getResponse<object>();
 
-    const agentId = this.resolveAgent(route.metadata, context);
+    let agentId: string;
+    let routeOptions: AdmissionRequestOptions;
+    try {
+      agentId = agentIdOf(route.metadata.agent, context);
+      routeOptions = requestOptionsOf(route, context);
+    } catch (error) {
+      throw this.fail(error);
+    }
     const raw = rawResponse(response);
     const state = new AdmittedRequest();
     // one listener: the disconnect signal while queued or running, and the release fallback when
@@ -70,8 +67,7 @@ export class AdmissionGuard implements CanActivate {
 
     let submitted;
     try {
-      const options: AdmissionRequestOptions =
-        route.mayQueue || state.disconnected ? { ...route.metadata.options, signal: state.disconnectSignal } : route.metadata.options;
+      const options: AdmissionRequestOptions = route.mayQueue || state.disconnected ? { ...routeOptions, signal: state.disconnectSignal } : routeOptions;
       submitted = this.controller.submit(agentId, options);
     } catch (error) {
       throw this.fail(error, response);
@@ -119,7 +115,7 @@ export class AdmissionGuard implements CanActivate {
     if (route === undefined) {
       // metadata is written by decorators at class definition, so one read per handler and class suffices
       const metadata = this.reflector.getAllAndOverride<AdmissionRouteMetadata | undefined>(ADMISSION_ROUTE, [handler, type]);
-      route = metadata ? { metadata, mayQueue: (metadata.options.overflow ?? this.controllerOverflow()) !== 'reject' } : null;
+      route = metadata ? compileRoute(metadata, () => this.controllerOverflow()) : null;
       byClass.set(type, route);
     }
     return route;
@@ -129,31 +125,10 @@ export class AdmissionGuard implements CanActivate {
     return (this.defaultOverflow ??= this.controller.status().overflow);
   }
 
-  /**
-   * A fixed id that breaks the id rule, or a resolver that throws or answers a non-string, is a
-   * broken route (500); an invalid string from a resolver came from the request (400).
-   */
-  private resolveAgent(route: AdmissionRouteMetadata, context: ExecutionContext): string {
-    const source = route.agent;
-    if (typeof source !== 'function') {
-      if (!isValidId(source)) throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
-      return source;
-    }
-    let agentId: unknown;
-    try {
-      agentId = source(context);
-    } catch {
-      // the resolver's exception text is never exposed
-      agentId = undefined;
-    }
-    if (typeof agentId !== 'string') throw this.fail(new AdmissionError('invalid_admission_options', { field: 'agentId' }));
-    if (!isValidId(agentId)) throw this.fail(new AdmissionError('invalid_agent_id', { field: 'agentId' }));
-    return agentId;
-  }
-
   private fail(error: unknown, response?: object): Error {
     const answer = admissionFailureResponse(error);
-    if (answer.retryAfter && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', '1');
+    const retryAfter = retryAfterHeader(answer);
+    if (retryAfter !== undefined && response) this.adapterHost.httpAdapter.setHeader(response, 'Retry-After', retryAfter);
     return new HttpException(answer.body, answer.status);
   }
 }

@@ -5,6 +5,7 @@ export type AdmissionOutcome =
   | 'granted'
   | 'queued'
   | 'rejected'
+  | 'rate_limited'
   | 'queue_full'
   | 'expired'
   | 'cancelled'
@@ -20,6 +21,8 @@ export interface AdmissionDecisionEvent {
   readonly queued: number;
   readonly outcome: AdmissionOutcome;
   readonly agent_id: string;
+  /** Present only for a tenant named in the configuration (spec 09 §7). */
+  readonly tenant_id?: string;
 }
 
 /** What `submit` returns: a permit now, or a place in the queue with the deadline in effect. */
@@ -32,9 +35,32 @@ export interface AgentAdmissionStatus {
   readonly active: number;
   readonly queued: number;
   readonly limit: number;
+  /** The adaptive limit in force (spec 09 §6); only for an agent listed in `adaptive`. */
+  readonly effective_limit?: number;
+  /** Sum of the estimated `cost` of its held permits; only with a cost limit configured. */
+  readonly cost_in_use?: number;
 }
 
-/** Frozen, JSON-safe status record (spec 01 §5.8). */
+/** Counts of one tenant in {@link AdmissionStatus.per_tenant} (spec 09 §7). */
+export interface TenantAdmissionStatus {
+  readonly active: number;
+  readonly queued: number;
+  /** Its permit limit; `'infinity'` without one. */
+  readonly limit: number | 'infinity';
+  readonly cost_in_use: number;
+}
+
+/** The tenants beyond the top 20 of {@link AdmissionStatus.per_tenant}, folded together. */
+export interface OtherTenantsStatus {
+  readonly count: number;
+  readonly active: number;
+  readonly queued: number;
+}
+
+/**
+ * Frozen, JSON-safe status record (spec 01 §5.8). The keys of spec 09 appear only when the
+ * configuration holds a flow-control option that concerns them (spec 09 §8).
+ */
 export interface AdmissionStatus {
   readonly draining: boolean;
   /** Wall-clock ms of the first `beginDrain`, else `null`. */
@@ -47,4 +73,10 @@ export interface AdmissionStatus {
   readonly overflow: 'reject' | 'queue';
   /** Only agents with active or queued work; null prototype. */
   readonly per_agent: Readonly<Record<string, AgentAdmissionStatus>>;
+  /** Sum of the estimated `cost` of held permits; only with a cost limit configured. */
+  readonly cost_in_use?: number;
+  /** The 20 tenants with the most active + queued work (null prototype); only with a tenant option. */
+  readonly per_tenant?: Readonly<Record<string, TenantAdmissionStatus>>;
+  /** Every other tenant with work; only with a tenant option. */
+  readonly other_tenants?: OtherTenantsStatus;
 }

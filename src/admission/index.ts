@@ -1,9 +1,20 @@
 export { AdmissionController, type AdmissionControllerDeps } from './admission-controller';
 export type { AdmissionConfig, OverflowMode } from './admission-config';
+export type { AdaptiveLimitConfig, FlowControlConfig, RatesConfig } from './flow/flow-config';
+export type { Rate } from './flow/rate-buckets';
+export type { PriorityClass } from './flow/fair-share';
 export type { AdmissionRequestOptions } from './admission-request';
-export type { AdmissionDecisionEvent, AdmissionOutcome, AdmissionStatus, AgentAdmissionStatus, SubmitResult } from './admission.types';
+export type {
+  AdmissionDecisionEvent,
+  AdmissionOutcome,
+  AdmissionStatus,
+  AgentAdmissionStatus,
+  OtherTenantsStatus,
+  SubmitResult,
+  TenantAdmissionStatus,
+} from './admission.types';
 export { AdmissionError, type AdmissionErrorCode } from './admission.errors';
-export type { Permit, RevocationOutcome } from './permit';
+export type { Permit, RevocationOutcome, WorkReport } from './permit';
 export { AdmissionModule, type AdmissionModuleAsyncOptions, type AdmissionOptionsFactory } from './admission.module';
 export { AdmissionGuard, type AgentIdSource } from './admission.guard';
 export { AdmissionReleaseInterceptor } from './admission-release.interceptor';

@@ -1,4 +1,8 @@
 import { AdmissionError } from './admission.errors';
+import type { WorkReport } from './flow/adaptive-limit';
+import { readOwnData } from '../shared/options/option-reader';
+
+export type { WorkReport };
 
 /**
  * Capacity granted by an `AdmissionController`. Frozen; only the very object the controller issued
@@ -15,6 +19,18 @@ export interface Permit {
    * `AdmissionError('permit_revoked')` with `details.outcome`. Work should stop when it aborts.
    */
   readonly signal: AbortSignal;
+  /**
+   * Corrects the estimated `cost` with the actual usage (spec 09 §5): the scopes' cost-rate buckets
+   * get `cost − actualCost` back (or owe it). At most once, while held or after revocation; a second
+   * call or a value that is not finite ≥ 0 throws `AdmissionError('invalid_settle')`.
+   */
+  settle(actualCost: number): undefined;
+  /**
+   * Reports how the work went (spec 09 §6), for an agent with an adaptive limit: `overloaded` (the
+   * model provider answered 429 or 503, or slowed down) lowers its effective limit, `ok` reports let
+   * it grow back. At most once; a bad value or a second call throws `AdmissionError('invalid_report')`.
+   */
+  report(report: WorkReport): undefined;
   /** Releases the permit and ignores the result, so `using permit = await controller.acquire(...)` works. */
   [Symbol.dispose](): void;
 }
@@ -23,6 +39,8 @@ export interface Permit {
 export let revokePermit: (permit: IssuedPermit, outcome: RevocationOutcome) => void;
 /** Whether somebody holds the permit's signal, so aborting it runs listeners: a side effect to schedule. */
 export let isPermitObserved: (permit: IssuedPermit) => boolean;
+/** A brand check: the very object a controller issued (a look-alike or a prototype copy is not). */
+let isIssuedPermit: (value: unknown) => value is IssuedPermit;
 /** The issuer's record behind a permit it issued; `undefined` for anything else (a look-alike included). */
 export let issuerRecordOf: (value: unknown) => unknown;
 
@@ -33,7 +51,9 @@ export let issuerRecordOf: (value: unknown) => unknown;
 export class IssuedPermit implements Permit {
   #controller: AbortController | undefined = undefined;
   #outcome: RevocationOutcome | undefined = undefined;
-  readonly #release: (permit: Permit) => unknown;
+  #settled = false;
+  #reported = false;
+  readonly #issuer: PermitIssuer;
   readonly #record: unknown;
 
   static {
@@ -42,6 +62,7 @@ export class IssuedPermit implements Permit {
       permit.#controller?.abort(revokedReason(outcome));
     };
     isPermitObserved = (permit) => permit.#controller !== undefined;
+    isIssuedPermit = (value): value is IssuedPermit => typeof value === 'object' && value !== null && #record in value;
     issuerRecordOf = (value) => (typeof value === 'object' && value !== null && #record in value ? (value as IssuedPermit).#record : undefined);
   }
 
@@ -49,10 +70,10 @@ export class IssuedPermit implements Permit {
     readonly id: string,
     readonly agentId: string,
     readonly requestRef: string,
-    release: (permit: Permit) => unknown,
+    issuer: PermitIssuer,
     record: unknown,
   ) {
-    this.#release = release;
+    this.#issuer = issuer;
     this.#record = record;
     Object.freeze(this);
   }
@@ -65,9 +86,45 @@ export class IssuedPermit implements Permit {
     return this.#controller.signal;
   }
 
-  [Symbol.dispose](): void {
-    this.#release(this);
+  settle(actualCost: number): undefined {
+    if (!isIssuedPermit(this) || this.#settled || typeof actualCost !== 'number' || !(actualCost >= 0 && actualCost < Infinity)) {
+      throw new AdmissionError('invalid_settle');
+    }
+    this.#settled = true;
+    this.#issuer.settle(this.#record, actualCost);
+    return undefined;
   }
+
+  report(report: WorkReport): undefined {
+    const read = !isIssuedPermit(this) || this.#reported ? undefined : readReport(report);
+    if (read === undefined) throw new AdmissionError('invalid_report');
+    this.#reported = true;
+    this.#issuer.report(this.#record, read);
+    return undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.#issuer.release(this);
+  }
+}
+
+/** What a permit calls back on the controller that issued it. */
+export interface PermitIssuer {
+  release(permit: Permit): unknown;
+  /** Records a settled cost for the request `record` (synchronous; the cluster applies it at its next decision). */
+  settle(record: unknown, actualCost: number): void;
+  /** Records a work report for the request `record`. */
+  report(record: unknown, report: WorkReport): void;
+}
+
+/** A frozen copy of a valid report, read without running user code; `undefined` for anything else. */
+function readReport(value: unknown): WorkReport | undefined {
+  const own = readOwnData(value, ['outcome', 'latencyMs'] as const);
+  if (own === null || own.accessors.length > 0) return undefined;
+  const { outcome, latencyMs } = own.values;
+  if (outcome !== 'ok' && outcome !== 'overloaded') return undefined;
+  if (latencyMs !== undefined && !(typeof latencyMs === 'number' && latencyMs >= 0 && latencyMs < Infinity)) return undefined;
+  return Object.freeze(latencyMs === undefined ? { outcome } : { outcome, latencyMs });
 }
 
 /** How a permit ended. */

@@ -2,7 +2,7 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { HttpAdapterHost } from '@nestjs/core';
 import { AgentRuntimeError } from '../shared/errors/agent-runtime-error';
 import { logField } from '../shared/text/log-escape';
-import { agentRuntimeErrorAnswer, type HttpErrorAnswer } from './http-error-mapper';
+import { agentRuntimeErrorAnswer, retryAfterHeader, type HttpErrorAnswer } from './http-error-mapper';
 import { bodyParserAnswer, httpExceptionAnswer, INTERNAL_ERROR_ANSWER } from './http-failure-answers';
 
 const SAFE_TOKEN = /^[A-Za-z0-9_.:/-]{1,64}$/;
@@ -17,7 +17,8 @@ interface HttpRequestLike {
  * Answers every exception of an HTTP request in the package's shape `{status_code, error, code,
  * details?}` and never with what the client sent:
  * - an error of this package by the table of HTTP answers its class carries (`httpAnswers`, with
- *   `Retry-After: 1` where the table says so), so this filter knows no module;
+ *   `Retry-After` where the table says so: the seconds of `details.retry_after_ms`, else 1), so this
+ *   filter knows no module;
  * - an `HttpException` already in that shape, or with an application's own body object, as it is;
  *   one with Nest's default body (`{statusCode, message}`) by its status, without the message;
  * - `ValidationPipe`'s errors as 400 `invalid_request_body`, body-parser's (invalid JSON,
@@ -48,11 +49,12 @@ export class AgentRuntimeExceptionFilter implements ExceptionFilter {
       adapter.end(response);
       return;
     }
-    if (answer.retryAfter) adapter.setHeader(response, 'Retry-After', '1');
+    const retryAfter = retryAfterHeader(answer);
+    if (retryAfter !== undefined) adapter.setHeader(response, 'Retry-After', retryAfter);
     adapter.reply(response, answer.body, answer.status);
   }
 
-  private answer(exception: unknown, request: HttpRequestLike): { status: number; retryAfter: boolean; body: unknown } {
+  private answer(exception: unknown, request: HttpRequestLike): { status: number; retryAfter: boolean; retryAfterSeconds?: number; body: unknown } {
     if (exception instanceof HttpException) return httpExceptionAnswer(exception, request);
     const ours = AgentRuntimeError.isAgentRuntimeError(exception);
     const mapped = ours ? agentRuntimeErrorAnswer(exception) : bodyParserAnswer(exception);

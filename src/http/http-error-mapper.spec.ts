@@ -1,5 +1,5 @@
 import { AgentRuntimeError, type ErrorDetails } from '../shared/errors/agent-runtime-error';
-import { agentRuntimeErrorAnswer, httpErrorAnswer, httpErrorBody, isHttpErrorBody, reasonPhrase, type HttpErrorTable } from './http-error-mapper';
+import { agentRuntimeErrorAnswer, httpErrorAnswer, httpErrorBody, isHttpErrorBody, reasonPhrase, retryAfterHeader, retryAfterSecondsOf, type HttpErrorTable } from './http-error-mapper';
 
 type SampleCode = 'busy' | 'gone' | 'broken' | 'by_reason';
 
@@ -74,5 +74,39 @@ describe('the HTTP error mapper', () => {
     expect(isHttpErrorBody({ ...httpErrorBody(403, 'denied'), decision: {} })).toBe(true);
     expect(isHttpErrorBody({ statusCode: 400, message: 'x' })).toBe(false);
     expect(isHttpErrorBody('x')).toBe(false);
+  });
+
+  describe('Retry-After seconds (spec 09 §5: ceil(retry_after_ms / 1000))', () => {
+    it.each([
+      [2500, 3],
+      [1000, 1],
+      [1001, 2],
+      [1, 1],
+      [0, 1],
+      [60_000, 60],
+    ])('retry_after_ms %p → %p s', (ms, seconds) => {
+      expect(retryAfterSecondsOf({ retry_after_ms: ms })).toBe(seconds);
+      const answer = httpErrorAnswer(new SampleError('busy', { reason: 'rate', retry_after_ms: ms }), TABLE);
+      expect(answer.retryAfterSeconds).toBe(seconds);
+      expect(retryAfterHeader(answer)).toBe(String(seconds));
+    });
+
+    it.each([[undefined], [{}], [{ retry_after_ms: -5 }], [{ retry_after_ms: 'soon' }], [{ retry_after_ms: Number.NaN }]])('without a usable retry_after_ms (%p) the header is 1', (details) => {
+      const answer = httpErrorAnswer(new SampleError('busy', details as ErrorDetails | undefined), TABLE);
+      expect(answer).not.toHaveProperty('retryAfterSeconds');
+      expect(retryAfterHeader(answer)).toBe('1');
+    });
+
+    it('a rule without Retry-After sends none, whatever the details say', () => {
+      const answer = httpErrorAnswer(new SampleError('gone', { retry_after_ms: 4000 }), TABLE);
+      expect(answer).toEqual({ status: 404, retryAfter: false, body: { status_code: 404, error: 'Not Found', code: 'gone' } });
+      expect(retryAfterHeader(answer)).toBeUndefined();
+    });
+
+    it('retry_after_ms is read from the error, shown to the client only when the rule lists it', () => {
+      const answer = httpErrorAnswer(new SampleError('busy', { reason: 'rate', retry_after_ms: 2500 }), TABLE);
+      expect(answer.body.details).toEqual({ reason: 'rate' });
+      expect(retryAfterHeader(answer)).toBe('3');
+    });
   });
 });

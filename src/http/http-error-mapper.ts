@@ -5,7 +5,10 @@ import type { AgentRuntimeError, ErrorDetails } from '../shared/errors/agent-run
 export interface HttpErrorRule {
   /** HTTP status of the answer. */
   readonly status: number;
-  /** Send `Retry-After: 1` with it. @default false */
+  /**
+   * Send `Retry-After` with it: `ceil(details.retry_after_ms / 1000)` seconds when the error carries
+   * that detail (a rate limit knows when it allows the request), else 1. @default false
+   */
   readonly retryAfter?: boolean;
   /** Keys of the error's `details` a client may see (all others are left out). @default none */
   readonly details?: readonly string[];
@@ -36,11 +39,28 @@ export interface HttpErrorBody {
   readonly details?: ErrorDetails;
 }
 
-/** An error's HTTP form: status, whether `Retry-After: 1` goes with it, and the body. */
+/** An error's HTTP form: status, whether `Retry-After` goes with it, and the body. */
 export interface HttpErrorAnswer<Body extends HttpErrorBody = HttpErrorBody> {
   readonly status: number;
   readonly retryAfter: boolean;
+  /** The `Retry-After` seconds the error asks for (from `details.retry_after_ms`); absent means 1. */
+  readonly retryAfterSeconds?: number;
   readonly body: Body;
+}
+
+/** The value of the `Retry-After` header of an answer, or `undefined` when it sends none. */
+export function retryAfterHeader(answer: { readonly retryAfter: boolean; readonly retryAfterSeconds?: number }): string | undefined {
+  return answer.retryAfter ? String(answer.retryAfterSeconds ?? 1) : undefined;
+}
+
+/**
+ * Whole seconds of `details.retry_after_ms` rounded up (spec 09 §5), at least 1 so a client never
+ * reads "retry now"; `undefined` when the detail is absent or not a finite number ≥ 0.
+ */
+export function retryAfterSecondsOf(details: ErrorDetails | undefined): number | undefined {
+  const ms = details !== undefined && Object.hasOwn(details, 'retry_after_ms') ? details.retry_after_ms : undefined;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return undefined;
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 const EXTRA_PHRASES: Readonly<Record<number, string>> = { 499: 'Client Closed Request' };
@@ -94,7 +114,9 @@ export function isHttpErrorBody(value: unknown): value is HttpErrorBody {
 }
 
 function answerOf(error: AgentRuntimeError<string>, rule: HttpErrorRule): HttpErrorAnswer {
-  return Object.freeze({ status: rule.status, retryAfter: rule.retryAfter === true, body: httpErrorBody(rule.status, error.code, shownDetails(error.details, rule.details)) });
+  const body = httpErrorBody(rule.status, error.code, shownDetails(error.details, rule.details));
+  const seconds = rule.retryAfter === true ? retryAfterSecondsOf(error.details) : undefined;
+  return Object.freeze(seconds === undefined ? { status: rule.status, retryAfter: rule.retryAfter === true, body } : { status: rule.status, retryAfter: true, retryAfterSeconds: seconds, body });
 }
 
 function shownDetails(details: ErrorDetails | undefined, keys: readonly string[] | undefined): ErrorDetails | undefined {

@@ -13,17 +13,22 @@ import type { RunnerPlugin } from './agent.types';
 import { compileAgentTree, type CompiledAgent } from './loop/agent-tree';
 import { RunnerError } from './runner.errors';
 import type { PermitSource } from '../admission/admission-service';
-import type { RunnerLogger } from './runner.types';
+import type { RunnerAdmissionOptions, RunnerLogger } from './runner.types';
+import { isValidId } from '../shared/ids/id-rule';
+import { MAX_REQUEST_COST } from '../admission/admission-request';
 import type { SessionService } from './session.types';
 import type { ArtifactService, MemoryService } from './tools/tool-services.types';
 import { defaultRunTracer } from './tracing/otel/default-run-tracer';
 import { NO_RUN_TRACER, type RunTracer } from './tracing/run-tracer';
 
-/** Admission after validation: `queueTimeoutMs` absent means the controller's default. */
+/** Admission after validation: an absent value means the controller's default. */
 export interface ResolvedAdmission {
   readonly controller: PermitSource;
   readonly overflow: OverflowMode | undefined;
   readonly queueTimeoutMs: number | 'infinity' | undefined;
+  readonly tenant: RunnerAdmissionOptions['tenant'];
+  readonly cost: RunnerAdmissionOptions['cost'];
+  readonly priority: RunnerAdmissionOptions['priority'];
 }
 
 /** Runner options after validation (spec 03 §5). */
@@ -90,6 +95,9 @@ const ADMISSION_RULES = {
   controller: hasMethods(['acquire', 'release']),
   overflow: oneOf('reject', 'queue'),
   queueTimeoutMs: (value: unknown) => value === 'infinity' || value === Infinity || integerIn(0)(value),
+  tenant: (value: unknown) => typeof value === 'function' || isValidId(value),
+  cost: (value: unknown) => typeof value === 'function' || (typeof value === 'number' && value >= 0 && value <= MAX_REQUEST_COST),
+  priority: (value: unknown) => typeof value === 'function' || oneOf('high', 'normal', 'low')(value),
 };
 
 /** Validates `new Runner(options)` synchronously; every problem is a `RunnerError`. */
@@ -146,6 +154,9 @@ export function resolveAdmission(admission: unknown): ResolvedAdmission {
     controller: read.values.controller as PermitSource,
     overflow: read.values.overflow as OverflowMode | undefined,
     queueTimeoutMs: timeout === Infinity ? 'infinity' : (timeout as number | 'infinity' | undefined),
+    tenant: read.values.tenant as ResolvedAdmission['tenant'],
+    cost: read.values.cost as ResolvedAdmission['cost'],
+    priority: read.values.priority as ResolvedAdmission['priority'],
   });
 }
 

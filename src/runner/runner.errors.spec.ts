@@ -53,6 +53,21 @@ describe('RunnerError.httpAnswers (spec 03 §12)', () => {
     expect(answer('admission_failed', { reason })).toEqual({ status, retryAfter, body: { status_code: status, error: expect.any(String), code: 'admission_failed', details: { reason } } });
   });
 
+  it('admission_failed wrapping rate_limited carries the Retry-After seconds and the refusing scope (spec 09 §10)', () => {
+    const details = { reason: 'rate_limited', limit_scope: 'tenant', retry_after_ms: 2500 };
+    expect(answer('admission_failed', details)).toEqual({
+      status: 429,
+      retryAfter: true,
+      retryAfterSeconds: 3,
+      body: { status_code: 429, error: 'Too Many Requests', code: 'admission_failed', details },
+    });
+  });
+
+  it('admission_failed wrapping a cost refusal shows limit_scope and limit_kind', () => {
+    const details = { reason: 'concurrency_limit_reached', limit_scope: 'agent', limit_kind: 'cost' };
+    expect(answer('admission_failed', details)?.body.details).toEqual(details);
+  });
+
   it('admission_failed with a reason that is no admission code is 500 without details', () => {
     expect(answer('admission_failed', { reason: 'hasOwnProperty' })).toEqual({ status: 500, retryAfter: false, body: { status_code: 500, error: 'Internal Server Error', code: 'admission_failed' } });
     expect(answer('admission_failed')?.status).toBe(500);

@@ -46,14 +46,15 @@ const CLIENT_CLOSED_REQUEST = 499;
 
 /**
  * `admission_failed` takes the status and `Retry-After` of its `details.reason` in the admission
- * table (spec 01 §12) and shows the reason when it is an admission code; any other reason is 500
- * with the code only.
+ * table (spec 01 §12, spec 09 §10) and shows the reason, with the detail keys that table shows for
+ * the reason (`limit_scope`, `retry_after_ms`, …), when it is an admission code; any other reason is
+ * 500 with the code only.
  */
 function admissionFailed(details: ErrorDetails | undefined): HttpErrorRule {
   const reason = details?.reason;
   if (typeof reason !== 'string' || !Object.hasOwn(AdmissionError.httpAnswers, reason)) return FAULT;
   const rule = AdmissionError.httpAnswers[reason as keyof typeof AdmissionError.httpAnswers];
-  return { status: rule.status, retryAfter: rule.retryAfter === true, details: ['reason'] };
+  return { status: rule.status, retryAfter: rule.retryAfter === true, details: ['reason', ...(rule.details ?? [])] };
 }
 
 /**

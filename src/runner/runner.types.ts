@@ -1,5 +1,6 @@
 import type { OverflowMode } from '../admission/admission-config';
 import type { PermitSource } from '../admission/admission-service';
+import type { PriorityClass } from '../admission/flow/fair-share';
 import type { InvocationLedger } from '../ledger/invocation-ledger';
 import type { AuditSink } from '../policy/audit-log/audit-sink';
 import type { RuntimePolicy } from '../policy/runtime-policy';
@@ -21,6 +22,23 @@ export interface RunnerAdmissionOptions {
   readonly overflow?: OverflowMode;
   /** Integer ≥ 0, `'infinity'` or `Infinity`. @default the controller's */
   readonly queueTimeoutMs?: number | 'infinity';
+  /**
+   * The tenant each invocation is admitted for (spec 09 §1): a valid id, or a resolver of the run
+   * (for example `(run) => run.userId`). @default none (no tenant scope)
+   */
+  readonly tenant?: string | ((run: AdmissionRunContext) => string);
+  /** Estimated units each invocation will use (finite, 0..2^31), or a resolver of the run. @default 1 */
+  readonly cost?: number | ((run: AdmissionRunContext) => number);
+  /** The queue class of each invocation, or a resolver of the run. @default 'normal' */
+  readonly priority?: PriorityClass | ((run: AdmissionRunContext) => PriorityClass);
+}
+
+/** What the admission resolvers of the Runner see of an invocation (identifiers only, never content). */
+export interface AdmissionRunContext {
+  /** The root agent's name, the admission agent id. */
+  readonly agent: string;
+  readonly userId: string;
+  readonly sessionId: string;
 }
 
 /** Options of `new Runner(...)` (spec 03 §5). */

@@ -242,6 +242,7 @@ const ALLOWED: Record<AdmissionDecisionEvent['outcome'], EventClass[]> = {
   granted: ['grantSubmit', 'grantQueue'],
   queued: ['enqueue'],
   rejected: ['refuse'],
+  rate_limited: ['refuse'],
   queue_full: ['refuse'],
   expired: ['refuse', 'leaveQueue'],
   cancelled: ['leaveQueue', 'revoke'],

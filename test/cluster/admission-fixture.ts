@@ -2,7 +2,7 @@ import type { AdmissionConfig } from '../../src/admission/admission-config';
 import type { AdmissionDecisionEvent } from '../../src/admission/admission.types';
 import type { ReconnectBackoff } from '../../src/database/instance-lock';
 import { ClusterAdmissionController } from '../../src/admission/cluster/cluster-admission-controller';
-import { ClusterInstance } from '../../src/cluster/cluster-instance';
+import { ClusterInstance, clusterInstanceKeySql } from '../../src/cluster/cluster-instance';
 import type { Clock } from '../../src/shared/time/clock';
 import type { DatabaseHarness } from '../support/database-harness';
 
@@ -69,14 +69,19 @@ export async function terminateSessions(h: DatabaseHarness, name: string, patter
 }
 
 /**
- * Terminates the instance-lock session of `name`: its idle session holding an advisory lock (only a
- * session-level lock outlives a transaction). Returns how many it terminated.
+ * Terminates the instance-lock session of the instance `instanceId`: the session holding that
+ * instance's advisory lock exclusively (a peer's dead-probe holds it shared, and only once the owner
+ * is gone). Matched by the lock key, not by session state: a pooled connection inside a decision
+ * also holds an advisory lock, and the lock session is briefly active during each heartbeat.
+ * Returns how many it terminated.
  */
-export async function terminateLockSession(h: DatabaseHarness, name: string): Promise<number> {
+export async function terminateLockSession(h: DatabaseHarness, instanceId: string): Promise<number> {
   const rows = await h.sql<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity a WHERE datname = current_database() AND application_name = $1 AND state = 'idle'
-       AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted)`,
-    [name],
+    `WITH k AS (SELECT ${clusterInstanceKeySql('$1::text')} AS key)
+     SELECT l.pid FROM pg_locks l, k WHERE l.locktype = 'advisory' AND l.granted AND l.mode = 'ExclusiveLock' AND l.objsubid = 1
+       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND l.classid::bigint = (k.key >> 32) & 4294967295 AND l.objid::bigint = k.key & 4294967295`,
+    [instanceId],
   );
   for (const { pid } of rows) await h.sql('SELECT pg_terminate_backend($1, 5000)', [pid]);
   return rows.length;

@@ -101,8 +101,9 @@ describe('migrate', () => {
       'applied cluster ClusterRuns1765000000002',
       'applied cluster RunOwnerPrincipal1765100000000',
       'applied cluster ClusterInstanceGrace1765200000000',
+      'applied cluster ClusterAdmissionFlow1765300000000',
     ]);
-    expect(await tablesOf(database.url)).toHaveLength(23); // 22 tables of the groups and the migrations table
+    expect(await tablesOf(database.url)).toHaveLength(26); // 25 tables of the groups and the migrations table
   });
 
   it('--url wins over DATABASE_URL', async () => {
@@ -146,7 +147,7 @@ describe('status', () => {
 
     expect(await cli(['status', '--url', database.url, '--modules', 'ledger,audit-log'])).toMatchObject({ code: 0, stderr: [] });
     const all = await cli(['status'], { DATABASE_URL: database.url });
-    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(10);
+    expect(all.stdout.split('\n').filter((line) => line.includes(' pending '))).toHaveLength(11);
     expectFailure(all, 1, 'pending_migrations');
     await cli(['migrate', '--url', database.url]);
     expect(await cli(['status', '--url', database.url])).toMatchObject({ code: 0, stderr: [] });

@@ -51,7 +51,7 @@ describe('§11 invariants of the lifecycle (property-based, real Postgres)', () 
       to: fc.constantFrom(...PHASES),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 14 }), async (commands) => {
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 14, size: 'medium' }), async (commands) => {
         await reset(h);
         const jobs = await Promise.all([0, 1, 2].map(() => store.createEvaluation(SCOPE, preparedRequest())));
         const model = jobs.map(() => ({ phase: 'queued' as EvalPhase, revision: 0, terminalSeen: false }));

@@ -60,7 +60,7 @@ describe('§10 invariants (property-based)', () => {
 
   it('revision rises by exactly 1 per successful mutation and never on a refused one; owned ⇔ running; a fenced write succeeds only with the latest token while now < lease_until_ms; completed is absorbing', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25 }), async (commands) => {
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25, size: 'medium' }), async (commands) => {
         const id = randomUUID();
         const model = new LedgerModel();
         const tokens: string[] = [];

@@ -99,7 +99,7 @@ describe('agentRuntimeMigrations and the data source options', () => {
 
   it('every group, in timestamp order, when no module is named; a selection keeps that order', () => {
     expect(AGENT_RUNTIME_MIGRATION_GROUPS).toEqual(['audit-log', 'ledger', 'sessions', 'evaluation', 'artifacts', 'memory', 'cluster']);
-    expect(names(agentRuntimeMigrations())).toHaveLength(13);
+    expect(names(agentRuntimeMigrations())).toHaveLength(14);
     expect(names(agentRuntimeMigrations(['memory', 'audit-log', 'ledger']))).toEqual([
       'PolicyAuditLog1764400000000',
       'InvocationLedger1764500000000',
@@ -107,7 +107,7 @@ describe('agentRuntimeMigrations and the data source options', () => {
       'RuntimeMemory1764900000001',
       'MemoryOutbox1764900000002',
     ]);
-    expect(names(agentRuntimeMigrations(['cluster']))).toEqual(['ClusterInstances1765000000000', 'ClusterAdmission1765000000001', 'ClusterRuns1765000000002', 'RunOwnerPrincipal1765100000000', 'ClusterInstanceGrace1765200000000']);
+    expect(names(agentRuntimeMigrations(['cluster']))).toEqual(['ClusterInstances1765000000000', 'ClusterAdmission1765000000001', 'ClusterRuns1765000000002', 'RunOwnerPrincipal1765100000000', 'ClusterInstanceGrace1765200000000', 'ClusterAdmissionFlow1765300000000']);
     expect(agentRuntimeMigrations([])).toEqual([]);
   });
 

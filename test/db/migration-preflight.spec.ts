@@ -76,6 +76,7 @@ describe('runAgentRuntimeMigrations before it applies anything', () => {
           missingRow('ClusterInstances1765000000000'),
           missingRow('ClusterAdmission1765000000001'),
           missingRow('ClusterRuns1765000000002'),
+          missingRow('ClusterAdmissionFlow1765300000000'),
         ],
       },
     });

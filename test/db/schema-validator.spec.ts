@@ -311,12 +311,12 @@ describe('§1.3 what counts as a mismatch', () => {
     });
 
     it('an extra unique index and an extra unique constraint are reported; an extra non-unique index is tolerated', async () => {
-      await sql('CREATE UNIQUE INDEX widgets_owner_key ON widgets (owner) WHERE owner IS NOT NULL');
+      await sql('CREATE UNIQUE INDEX widgets_tag_key ON widgets (owner) WHERE owner IS NOT NULL');
       await sql('ALTER TABLE widgets ADD CONSTRAINT widgets_code_key UNIQUE (code)');
       await sql('CREATE INDEX widgets_owner_idx ON widgets (owner)');
       expect((await validate()).mismatches).toEqual([
         { table: 'widgets', property: 'unique:widgets_code_key', expected: 'absent', actual: 'unique (code)' },
-        { table: 'widgets', property: 'unique:widgets_owner_key', expected: 'absent', actual: 'unique (owner) where owner IS NOT NULL' },
+        { table: 'widgets', property: 'unique:widgets_tag_key', expected: 'absent', actual: 'unique (owner) where owner IS NOT NULL' },
       ]);
     });
 

@@ -25,7 +25,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variant) => {
         // exactly one answer arrives while two handlers hold: the refusal
         const first = await Promise.race(calls.map(({ key, call }) => call.result.then((result) => ({ key, result }))));
         expect(first.result.status).toBe(429);
-        expect(first.result.body).toEqual({ ...TOO_MANY, code: 'concurrency_limit_reached' });
+        expect(first.result.body).toEqual({ ...TOO_MANY, code: 'concurrency_limit_reached', details: { limit_scope: 'agent' } });
         expect(first.result.headers['retry-after']).toBe('1');
         expect(first.result.headers['content-type']).toMatch(/^application\/json/);
 

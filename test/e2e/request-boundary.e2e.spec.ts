@@ -106,6 +106,7 @@ describe('the request boundary of the reference service (issue 22, items 5 and 7
     ['PUT', '/evaluations/baselines/reference-helper/main'],
     ['POST', '/evaluations/job-1/cancel'],
     ['POST', '/agents/helper/invoke'],
+    ['POST', '/agents/helper/invoke-now'],
     ['POST', '/chat/helper'],
     ['POST', '/chat/stranger'],
     ['POST', '/tools/search'],

@@ -93,7 +93,7 @@ function localVariant(): AdmissionVariant {
 const CLUSTER_STATUS_KEYS = ['instance', 'instances_live'];
 /** The reap and poll period (the default), on the test's clock: advancing it by a second or more runs a poll decision. */
 const REAP_INTERVAL_MS = 1000;
-const TRUNCATE = 'TRUNCATE agent_runtime_admission_permits, agent_runtime_admission_queue, agent_runtime_admission_config, agent_runtime_cluster_instances';
+const TRUNCATE = 'TRUNCATE agent_runtime_admission_permits, agent_runtime_admission_queue, agent_runtime_admission_config, agent_runtime_admission_buckets, agent_runtime_admission_fair_tags, agent_runtime_admission_adaptive, agent_runtime_cluster_instances';
 
 /** A migrated database of the block with one DataSource on it, used by one controller at a time. */
 interface PooledDatabase {
@@ -189,7 +189,7 @@ function clusterVariant(): AdmissionVariant {
  * no telemetry arrived, on three polls in a row. A single instance learns its own grants from its
  * decisions, so nothing of its work travels outside the pool.
  */
-async function quiescence(dataSource: DataSource, eventsSeen: () => number, timeoutMs = 10_000): Promise<void> {
+async function quiescence(dataSource: DataSource, eventsSeen: () => number, timeoutMs = 60_000): Promise<void> {
   const pool = poolOf(dataSource) as unknown as { totalCount: number; idleCount: number; waitingCount: number };
   const until = Date.now() + timeoutMs;
   let last = -1;

@@ -1,4 +1,5 @@
 import type { RunnerError } from '../../runner/runner.errors';
+import { ModelCallReports } from '../../runner/invocation/invocation-admission';
 import type { AdkEvent, InvocationContext } from './adk.types';
 import type { AdkPolicyGuard } from './adk-policy-guard';
 
@@ -12,6 +13,10 @@ export class AdkInvocation {
   readonly controller = new AbortController();
   readonly pendingAudits: AdkEvent[] = [];
   readonly adkInvocationIds = new Set<string>();
+  /** Reports ADK's model calls on the run's permit (spec 09 §6), timed from `beforeModelCallback`. */
+  readonly modelReports = new ModelCallReports();
+  /** When the model call in progress started (monotonic ms), for its latency. */
+  modelCallStartedAt: number | null = null;
   #failure: RunnerError | null = null;
   #cancelReason: string | null = null;
 

@@ -38,7 +38,7 @@ describe('AdkRunnerFacade: admission, then the agent check, before any ADK code 
 
     const { events, error } = await drain(facade.runAsync({ userId: USER, sessionId: 's-full', newMessage: message('hi') }));
 
-    expect(expectRunnerError(error, 'admission_failed').details).toEqual({ reason: 'concurrency_limit_reached' });
+    expect(expectRunnerError(error, 'admission_failed').details).toEqual({ reason: 'concurrency_limit_reached', limit_scope: 'global' });
     expect(events).toEqual([]);
     // the policy denies every agent, yet no decision was taken: admission ran first
     expect(observers.auditRecords).toEqual([]);

@@ -1,9 +1,9 @@
 import type { Runner } from '@google/adk';
 import type { Permit } from '../../admission/permit';
-import { AdmissionError } from '../../admission/admission.errors';
 import { canonicalJson } from '../../json/canonical-json';
 import { denialError } from '../../runner/loop/event-recorder';
 import { cancelReasonOf } from '../../runner/invocation/invocation-scope';
+import { admissionFailedError, invocationRequest } from '../../runner/invocation/invocation-admission';
 import { RunnerError } from '../../runner/runner.errors';
 import { logField } from '../../shared/text/log-escape';
 import type { AdkContent, AdkEvent } from './adk.types';
@@ -129,7 +129,7 @@ export class AdkRunnerFacade {
     let adkEnded = false;
     let settled = false;
     try {
-      permit = await this.#admit(invocation);
+      permit = await this.#admit(invocation, valid);
       const denied = this.#guard.screen('agent', this.#options.agent.name, valid.newMessage);
       if (denied !== null) {
         await this.#guard.recordToSink(denied);
@@ -168,25 +168,26 @@ export class AdkRunnerFacade {
       if (events !== null && !adkEnded) await events.return(undefined).catch(() => undefined);
       closeInvocation(invocation);
       signal?.removeEventListener('abort', onAbort);
-      if (permit !== null) await this.#release(permit);
+      if (permit !== null) {
+        invocation.modelReports.finish();
+        await this.#release(permit);
+      }
     }
   }
 
   /** Step 1: admission with the facade's signal as owner; an abort meanwhile is a cancellation. */
-  async #admit(invocation: AdkInvocation): Promise<Permit | null> {
+  async #admit(invocation: AdkInvocation, request: ValidAdkRunRequest): Promise<Permit | null> {
     throwIfCancelled(invocation);
     const admission = this.#options.admission;
     if (admission === null) return null;
     try {
-      return await admission.controller.acquire(this.#options.agent.name, {
-        owner: invocation.signal,
-        ...(admission.overflow === undefined ? {} : { overflow: admission.overflow }),
-        ...(admission.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: admission.queueTimeoutMs }),
-      });
+      const agent = this.#options.agent.name;
+      const permit = await admission.controller.acquire(agent, invocationRequest(admission, invocation.signal, { agent, userId: request.userId, sessionId: request.sessionId }));
+      invocation.modelReports.attach(permit);
+      return permit;
     } catch (error) {
       throwIfCancelled(invocation);
-      const reason = AdmissionError.isAgentRuntimeError(error, AdmissionError) ? error.code : 'admission_unavailable';
-      throw new RunnerError('admission_failed', { reason });
+      throw admissionFailedError(error);
     }
   }
 

@@ -1,3 +1,4 @@
+import { isOverloadedModelError } from '../../runner/invocation/invocation-admission';
 import { canonicalJson } from '../../json/canonical-json';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import { denialError, denialRecord } from '../../runner/loop/event-recorder';
@@ -174,15 +175,21 @@ export class AdkSafetyPlugin implements BasePlugin {
   }
 
   async beforeModelCallback(params: { callbackContext: Context; llmRequest: LlmRequest }): Promise<LlmResponse | undefined> {
-    return (await this.#chain.run('beforeModelCallback', params, invocationOf(params.callbackContext.invocationContext))) as LlmResponse | undefined;
+    const invocation = invocationOf(params.callbackContext.invocationContext);
+    if (invocation !== undefined) invocation.modelCallStartedAt = performance.now();
+    return (await this.#chain.run('beforeModelCallback', params, invocation)) as LlmResponse | undefined;
   }
 
   async afterModelCallback(params: { callbackContext: Context; llmResponse: LlmResponse }): Promise<LlmResponse | undefined> {
-    return (await this.#chain.run('afterModelCallback', params, invocationOf(params.callbackContext.invocationContext))) as LlmResponse | undefined;
+    const invocation = invocationOf(params.callbackContext.invocationContext);
+    modelCallEnded(invocation, params.llmResponse);
+    return (await this.#chain.run('afterModelCallback', params, invocation)) as LlmResponse | undefined;
   }
 
   async onModelErrorCallback(params: { callbackContext: Context; llmRequest: LlmRequest; error: Error }): Promise<LlmResponse | undefined> {
-    return (await this.#chain.run('onModelErrorCallback', params, invocationOf(params.callbackContext.invocationContext))) as LlmResponse | undefined;
+    const invocation = invocationOf(params.callbackContext.invocationContext);
+    modelCallEnded(invocation, params.error, true);
+    return (await this.#chain.run('onModelErrorCallback', params, invocation)) as LlmResponse | undefined;
   }
 
   async beforeToolSelection(params: Parameters<BasePlugin['beforeToolSelection']>[0]): Promise<Readonly<Record<string, BaseTool>> | undefined> {
@@ -256,4 +263,17 @@ function snapshot(args: unknown): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Reports an ADK model call on the run's permit: an error whose `status` is 429 or 503 as
+ * `overloaded`; a response carrying ADK's `errorCode` 429 / 503 (or `RESOURCE_EXHAUSTED`) too.
+ */
+function modelCallEnded(invocation: AdkInvocation | undefined, outcome: unknown, failed = false): void {
+  if (invocation === undefined || invocation.modelCallStartedAt === null) return;
+  const latencyMs = performance.now() - invocation.modelCallStartedAt;
+  invocation.modelCallStartedAt = null;
+  const errorCode = failed ? undefined : (outcome as { errorCode?: unknown } | undefined)?.errorCode;
+  const overloaded = failed ? isOverloadedModelError(outcome) : errorCode === '429' || errorCode === '503' || errorCode === 'RESOURCE_EXHAUSTED';
+  invocation.modelReports.modelCallEnded(latencyMs, overloaded);
 }

@@ -1,8 +1,11 @@
-import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { APICallError, generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import { runtimeSafetyMiddleware, withAdmission } from './';
 import { AdmissionController } from '../../admission/admission-controller';
 import { AdmissionError } from '../../admission/admission.errors';
+import type { AdmissionRequestOptions } from '../../admission/admission-request';
+import type { PermitSource } from '../../admission/admission-service';
+import type { Permit, WorkReport } from '../../admission/permit';
 import { RuntimePolicy } from '../../policy/runtime-policy';
 import { scriptedModel, streamParts, textTurn, toolTurn } from './testing/ai-sdk-fixtures';
 
@@ -153,5 +156,78 @@ describe('withAdmission: bad input is a typed rejection, never a throw', () => {
     await expect(withAdmission(controller, '', async () => 1)).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'agentId' } });
     await expect(withAdmission(controller, 'support', async () => 1, { overflow: 'drop' } as never)).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'overflow' } });
     expect(controller.status()).toMatchObject({ active: 0, queue_length: 0 });
+  });
+});
+
+/** A real controller seen through a source that records each acquire's options and each report. */
+function recordingSource() {
+  const controller = new AdmissionController({ overflow: 'reject' });
+  const requests: AdmissionRequestOptions[] = [];
+  const reports: WorkReport[] = [];
+  const issued = new Map<Permit, Permit>();
+  const source: PermitSource = {
+    acquire: async (agentId, opts) => {
+      requests.push({ ...opts });
+      const permit = await controller.acquire(agentId, opts);
+      const seen = { ...permit, id: permit.id, signal: permit.signal, settle: (cost: number) => permit.settle(cost), report: (report: WorkReport) => (reports.push(report), permit.report(report)) } as Permit;
+      issued.set(seen, permit);
+      return seen;
+    },
+    release: (permit) => controller.release(issued.get(permit) ?? permit),
+  };
+  return { controller, source, requests, reports };
+}
+
+const failingModel = (statusCode: number) =>
+  new MockLanguageModelV4({
+    doGenerate: async () => {
+      throw new APICallError({ message: 'provider answer', url: 'http://127.0.0.1/v1', requestBodyValues: {}, statusCode, isRetryable: false });
+    },
+  });
+
+describe('withAdmission: flow options and outcome reports (spec 09 §1, §6)', () => {
+  it('passes tenant, cost and priority to acquire and hands fn the permit', async () => {
+    const { source, requests, controller } = recordingSource();
+    let received: Permit | undefined;
+    await withAdmission(source, 'support', (_signal, permit) => {
+      received = permit;
+      return 'ok';
+    }, { tenant: 'acme', cost: 1200, priority: 'high' });
+    expect(requests).toEqual([{ tenant: 'acme', cost: 1200, priority: 'high' }]);
+    expect(received?.agentId).toBe('support');
+    expect(controller.status().active).toBe(0);
+  });
+
+  it('refuses a bad flow value through the controller before fn runs', async () => {
+    const fn = jest.fn();
+    await expect(withAdmission(controllerOf(), 'support', fn, { tenant: '' })).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'tenant' } });
+    await expect(withAdmission(controllerOf(), 'support', fn, { priority: 'urgent' as never })).rejects.toMatchObject({ code: 'invalid_admission_options', details: { field: 'priority' } });
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('reports ok with the latency after a call that answered', async () => {
+    const { source, reports } = recordingSource();
+    const model = new MockLanguageModelV4({ doGenerate: async () => textTurn('done') });
+    await withAdmission(source, 'support', (signal) => generateText({ model, prompt: 'hi', abortSignal: signal }));
+    expect(reports).toEqual([{ outcome: 'ok', latencyMs: expect.any(Number) }]);
+  });
+
+  it.each([429, 503])('reports overloaded when the provider answered %i (APICallError.statusCode)', async (status) => {
+    const { source, reports, controller } = recordingSource();
+    await expect(withAdmission(source, 'support', (signal) => generateText({ model: failingModel(status), prompt: 'hi', maxRetries: 0, abortSignal: signal }))).rejects.toMatchObject({ statusCode: status });
+    expect(reports).toEqual([{ outcome: 'overloaded', latencyMs: expect.any(Number) }]);
+    expect(controller.status().active).toBe(0);
+  });
+
+  it('reports nothing for another failure (nothing says the provider is overloaded)', async () => {
+    const { source, reports } = recordingSource();
+    await expect(withAdmission(source, 'support', (signal) => generateText({ model: failingModel(400), prompt: 'hi', maxRetries: 0, abortSignal: signal }))).rejects.toBeDefined();
+    expect(reports).toEqual([]);
+  });
+
+  it('a report fn made itself wins: the adapter\'s later report is refused by the permit and ignored', async () => {
+    const { source, reports } = recordingSource();
+    await withAdmission(source, 'support', (_signal, permit) => permit.report({ outcome: 'overloaded' }));
+    expect(reports).toEqual([{ outcome: 'overloaded' }, { outcome: 'ok', latencyMs: expect.any(Number) }]);
   });
 });

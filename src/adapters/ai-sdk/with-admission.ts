@@ -1,12 +1,14 @@
 import type { AdmissionRequestOptions } from '../../admission/admission-request';
 import type { PermitSource } from '../../admission/admission-service';
 import { runUnderPermit } from '../../admission/requests/admission-waiters';
+import type { Permit } from '../../admission/permit';
+import { isOverloadedModelError, ModelCallReports } from '../../runner/invocation/invocation-admission';
 import { AdmissionError } from '../../admission/admission.errors';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 
 const anyValue = (): boolean => true;
 // the controller validates each value precisely; unknown keys (a typo such as `queueTimeout`) are refused here
-const REQUEST_KEYS = { owner: anyValue, signal: anyValue, overflow: anyValue, deadline: anyValue, queueTimeoutMs: anyValue };
+const REQUEST_KEYS = { owner: anyValue, signal: anyValue, overflow: anyValue, deadline: anyValue, queueTimeoutMs: anyValue, tenant: anyValue, cost: anyValue, priority: anyValue };
 
 /**
  * Runs `fn` — typically one whole `generateText`/`streamText` call — under one admission permit of
@@ -17,15 +19,22 @@ const REQUEST_KEYS = { owner: anyValue, signal: anyValue, overflow: anyValue, de
  * it as the SDK's `abortSignal`. The permit is held until `fn`'s promise settles: `streamText` returns
  * at once, so for a streamed call `fn` must await the stream's end (its `text`, or `consumeStream()`).
  *
+ * `options` take the flow options of spec 09 too: `tenant`, `cost` (estimated tokens) and `priority`.
+ * `fn` gets the permit as its second argument, so it can `permit.settle(usage.totalTokens)`. The
+ * call's outcome is reported on the permit (spec 09 §6) unless `fn` reported it: a rejection whose
+ * `statusCode` (an `APICallError`, or a `RetryError`'s `lastError`) is 429 or 503 as `overloaded`, a
+ * result as `ok`, with the call's latency; any other rejection is not reported (nothing says the
+ * provider answered).
+ *
  * Admission failures reject with the controller's `AdmissionError` before `fn` runs
  * (`concurrency_limit_reached` in reject mode, `admission_queue_full`, `queue_deadline_exceeded`,
- * `deployment_draining`, or the signal's reason when aborted while queued). A bad controller, `fn`
+ * `rate_limited`, `deployment_draining`, or the signal's reason when aborted while queued). A bad controller, `fn`
  * or options key rejects with `invalid_admission_options` (`details.field`). Never throws synchronously.
  *
  * @example
  * const result = await withAdmission(admission, 'support', (signal) =>
  *   generateText({ model, tools, prompt, abortSignal: signal }),
- *   { overflow: 'queue', queueTimeoutMs: 5_000, signal: request.signal },
+ *   { overflow: 'queue', queueTimeoutMs: 5_000, signal: request.signal, tenant: customerId },
  * );
  * // streamed: hold the permit until the stream has ended
  * await withAdmission(admission, 'support', async (signal) => {
@@ -37,14 +46,29 @@ const REQUEST_KEYS = { owner: anyValue, signal: anyValue, overflow: anyValue, de
 export async function withAdmission<T>(
   controller: PermitSource,
   agentId: string,
-  fn: (signal: AbortSignal) => T | PromiseLike<T>,
+  fn: (signal: AbortSignal, permit: Permit) => T | PromiseLike<T>,
   options?: AdmissionRequestOptions,
 ): Promise<T> {
   if (!isController(controller)) throw new AdmissionError('invalid_admission_options', { field: 'controller' });
   if (typeof fn !== 'function') throw new AdmissionError('invalid_admission_options', { field: 'fn' });
   const read = readOptions(options, REQUEST_KEYS, { name: 'opts', unknownKeys: 'refuse' });
   if (!read.ok) throw new AdmissionError('invalid_admission_options', optionFailureDetails(read.fields));
-  return runUnderPermit(controller, agentId, async (_permit, signal) => fn(signal), options === undefined ? undefined : ({ ...read.values } as AdmissionRequestOptions));
+  return runUnderPermit(controller, agentId, (permit, signal) => reported(permit, () => fn(signal, permit)), options === undefined ? undefined : ({ ...read.values } as AdmissionRequestOptions));
+}
+
+async function reported<T>(permit: Permit, call: () => T | PromiseLike<T>): Promise<T> {
+  const reports = new ModelCallReports();
+  reports.attach(permit);
+  const started = performance.now();
+  try {
+    const result = await call();
+    reports.modelCallEnded(performance.now() - started, false);
+    reports.finish();
+    return result;
+  } catch (error) {
+    if (isOverloadedModelError(error)) reports.modelCallEnded(performance.now() - started, true);
+    throw error;
+  }
 }
 
 function isController(value: unknown): value is PermitSource {

@@ -23,4 +23,24 @@ describe('admissionConfigFingerprint', () => {
     }
     expect(of({ agentLimits: JSON.parse('{"__proto__": 3}') }).limits).toContain('"agent_limits":{"__proto__":3}');
   });
+
+  it('includes the flow-control options only when one is given, each of them changing it', () => {
+    const base = of({});
+    expect(of({ priorityAgingMs: 10000 }).limits).toContain('"flow":{');
+    for (const config of [
+      { defaultTenantLimit: 2 },
+      { tenantLimits: { t: 2 } },
+      { tenantWeights: { t: 2 } },
+      { globalCostLimit: 10 },
+      { agentCostLimits: { a: 10 } },
+      { tenantCostLimits: { t: 10 } },
+      { rates: { global: { requestsPerMinute: 60 } } },
+      { rates: { tenants: { t: { costPerMinute: 60, burstCost: 5 } } } },
+      { adaptive: { a: { min: 1 } } },
+      { priorityAgingMs: 'infinity' as const },
+    ]) {
+      expect(of(config).fingerprint).not.toBe(base.fingerprint);
+    }
+    expect(of({ rates: { global: { requestsPerMinute: 60 } } }).fingerprint).not.toBe(of({ rates: { global: { requestsPerMinute: 61 } } }).fingerprint);
+  });
 });

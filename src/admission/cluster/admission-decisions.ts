@@ -1,4 +1,7 @@
-import { agentLimitOf, type OverflowMode, type ResolvedAdmissionConfig } from '../admission-config';
+import type { OverflowMode, ResolvedAdmissionConfig } from '../admission-config';
+import type { TenantCounts } from '../requests/admission-effects';
+import type { AdaptiveState, WorkReport } from '../flow/adaptive-limit';
+import type { LimitScope } from '../flow/flow-config';
 import type { AdmissionOutcome } from '../admission.types';
 import { AdmissionError } from '../admission.errors';
 import type { PostgresFailure } from '../../database/postgres-failure';
@@ -13,15 +16,14 @@ import {
   NOTIFY_INSTANCES,
   OPEN_DECISION,
 } from './admission-sql';
+import { Tally, type AgentCounts } from './decision-tally';
+import { decideFlow } from './flow-decision';
+import { SELECT_SATURATED } from './flow-sql';
+
+export type { AgentCounts };
 
 /** Bound of every statement of a decision, the wait for the lock included. */
 const DECISION_STATEMENT_TIMEOUT_MS = 5000;
-
-/** Active and queued requests of one agent across the cluster. */
-export interface AgentCounts {
-  active: number;
-  queued: number;
-}
 
 /** The cluster as a decision left it. */
 export interface ClusterCounts {
@@ -39,6 +41,30 @@ export interface SubmitPlan {
   readonly overflow: OverflowMode;
   /** Absolute monotonic ms; `Infinity` for none. */
   readonly deadline: number;
+  /** Spec 09 §1 (read only with flow control). */
+  readonly tenant: string | undefined;
+  readonly cost: number;
+  readonly rank: number;
+  /** Monotonic ms of the submit: a queued request ages from then (spec 09 §4). */
+  readonly submittedAt: number;
+}
+
+/** A `permit.settle` recorded on an instance, applied by its next decision (spec 09 §9). */
+export interface SettleRecord {
+  readonly agentId: string;
+  readonly tenant: string | undefined;
+  readonly estimated: number;
+  readonly actual: number;
+}
+
+/** A `permit.report` recorded on an instance; `saturated` unknown when the instance did not see the grant's answer. */
+export interface ReportRecord {
+  readonly requestRef: string;
+  readonly agentId: string;
+  readonly report: WorkReport;
+  readonly saturated: boolean | undefined;
+  /** Wall-clock ms of the report: the decrease interval is judged by it. */
+  readonly at: number;
 }
 
 /** What one decision does besides reaping, counting and dispatching. */
@@ -52,15 +78,21 @@ export interface DecisionPlan {
   /** This instance's requests to look up: which hold a permit, which still wait. */
   readonly lookUp: readonly string[];
   readonly submit?: SubmitPlan;
+  /** Settles and reports recorded on this instance since its last decision (flow control only). */
+  readonly settles?: readonly SettleRecord[];
+  readonly reports?: readonly ReportRecord[];
   /** The monotonic clock the submit's deadline is judged on. */
   readonly now: () => number;
+  /** The wall clock of flow control: rate buckets and aging (spec 09 §9). */
+  readonly wallNow: () => number;
 }
 
 /** How the submit of a plan was decided. */
 export type SubmitDecision =
-  | { readonly kind: 'granted' }
+  | { readonly kind: 'granted'; readonly saturated?: boolean }
   | { readonly kind: 'queued'; readonly seq: number }
-  | { readonly kind: 'rejected'; readonly scope: 'agent' | 'global' }
+  | { readonly kind: 'rejected'; readonly scope: LimitScope; readonly limitKind?: 'cost' }
+  | { readonly kind: 'rate_limited'; readonly scope: LimitScope; readonly retryAfterMs: number }
   | { readonly kind: 'queue_full' }
   | { readonly kind: 'expired' };
 
@@ -72,6 +104,18 @@ export interface GrantedRow {
   /** Cluster totals right after this grant (telemetry reports each transition's own totals). */
   readonly activeAfter: number;
   readonly queuedAfter: number;
+  /** Flow control: the agent held at least its effective limit when this was granted (spec 09 §8). */
+  readonly saturated?: boolean;
+}
+
+/** What a flow-control decision read and left (spec 09 §7 status, §5 rate wake-up). */
+export interface FlowReading {
+  readonly costInUse: number;
+  /** Cost held and AIMD state (adaptive agents only) of the agents with work. */
+  readonly agents: ReadonlyMap<string, { readonly cost: number; readonly adaptive: Readonly<AdaptiveState> | undefined }>;
+  readonly tenants: readonly TenantCounts[];
+  /** Ms until the earliest queued request may become rate-eligible; `Infinity` for none. */
+  readonly wakeAfterMs: number;
 }
 
 /** What a committed decision did and saw. */
@@ -83,13 +127,17 @@ export interface DecisionOutcome {
   /** Requests of `lookUp` still queued. */
   readonly waiting: ReadonlySet<string>;
   readonly counts: ClusterCounts;
+  /** With flow control only. */
+  readonly flow?: FlowReading;
 }
 
 /** The error a submit throws and the outcome it reports for a refusal of the cluster (spec 01 §5.1 steps 6–7). */
 export function refusalOf(decision: SubmitDecision, maxQueue: number): [AdmissionError, AdmissionOutcome] {
   switch (decision.kind) {
     case 'rejected':
-      return [new AdmissionError('concurrency_limit_reached', { limit_scope: decision.scope }), 'rejected'];
+      return [new AdmissionError('concurrency_limit_reached', decision.limitKind ? { limit_scope: decision.scope, limit_kind: decision.limitKind } : { limit_scope: decision.scope }), 'rejected'];
+    case 'rate_limited':
+      return [new AdmissionError('rate_limited', { limit_scope: decision.scope, retry_after_ms: decision.retryAfterMs }), 'rate_limited'];
     case 'queue_full':
       return [new AdmissionError('admission_queue_full', { max_queue: maxQueue }), 'queue_full'];
     default:
@@ -114,14 +162,33 @@ export function runDecision(pool: PgPool, plan: DecisionPlan): Promise<DecisionO
 
 async function decide(client: TransactionClient, plan: DecisionPlan): Promise<DecisionOutcome> {
   await client.query(LOCK_DECISIONS, [ADMISSION_DECISION_LOCK_KEY]);
+  // read before the opening deletes the permits of reports made after a release
+  const saturation = plan.config.flowControl ? await readSaturation(client, plan.reports ?? []) : undefined;
   const { rows } = await client.query(OPEN_DECISION, [plan.instanceId, plan.retire, plan.lookUp, plan.retireAll === true]);
   const opened = rows[0] as { agents: Array<[string, number, number]>; held: string[]; waiting: string[]; instances_live: number };
   const tally = new Tally(plan.config, opened.agents);
-  const grants = await dispatch(client, tally);
-  const submit = plan.submit && (await decideSubmit(client, plan, plan.submit, tally));
+  let grants: GrantedRow[];
+  let submit: SubmitDecision | undefined;
+  let flow: FlowReading | undefined;
+  if (plan.config.flowControl) {
+    ({ grants, submit, flow } = await decideFlow(client, plan, tally, saturation));
+  } else {
+    grants = await dispatch(client, tally);
+    submit = plan.submit && (await decideSubmit(client, plan, plan.submit, tally));
+  }
   const notified = [...new Set(grants.map((grant) => grant.instanceId))].filter((id) => id !== plan.instanceId);
   if (notified.length > 0) await client.query(NOTIFY_INSTANCES, [notified]);
-  return { submit, grants, held: new Set(opened.held), waiting: new Set(opened.waiting), counts: tally.counts(opened.instances_live) };
+  return { submit, grants, held: new Set(opened.held), waiting: new Set(opened.waiting), counts: tally.counts(opened.instances_live), ...(flow ? { flow } : {}) };
+}
+
+/** Saturation of the reported permits whose grant this instance did not see (false once the row is gone). */
+async function readSaturation(client: TransactionClient, reports: readonly ReportRecord[]): Promise<Map<string, boolean>> {
+  const unknown = reports.filter((report) => report.saturated === undefined).map((report) => report.requestRef);
+  const known = new Map<string, boolean>();
+  if (unknown.length === 0) return known;
+  const { rows } = await client.query(SELECT_SATURATED, [unknown]);
+  for (const row of rows as Array<{ request_id: string; saturated: boolean }>) known.set(row.request_id, row.saturated);
+  return known;
 }
 
 /** Grants the oldest queued request whose agent has spare capacity, again and again, while global capacity lasts. */
@@ -156,51 +223,4 @@ async function decideSubmit(client: TransactionClient, plan: DecisionPlan, submi
   const { rows } = await client.query(INSERT_QUEUED, [submit.ref, submit.permitId, submit.agentId, plan.instanceId, remainingMs]);
   tally.add(submit.agentId, 0, 1);
   return { kind: 'queued', seq: Number((rows[0] as { seq: string | number }).seq) };
-}
-
-/** The counts of one decision, kept up to date as it grants and enqueues. */
-class Tally {
-  private readonly agents = new Map<string, AgentCounts>();
-  active = 0;
-  queued = 0;
-
-  constructor(
-    readonly config: ResolvedAdmissionConfig,
-    rows: ReadonlyArray<readonly [string, number, number]>,
-  ) {
-    for (const [agentId, active, queued] of rows) this.add(agentId, active, queued);
-  }
-
-  of(agentId: string): AgentCounts {
-    return this.agents.get(agentId) ?? { active: 0, queued: 0 };
-  }
-
-  limitOf(agentId: string): number {
-    return agentLimitOf(this.config, agentId);
-  }
-
-  add(agentId: string, active: number, queued: number): void {
-    const counts = this.agents.get(agentId) ?? { active: 0, queued: 0 };
-    counts.active += active;
-    counts.queued += queued;
-    this.agents.set(agentId, counts);
-    this.active += active;
-    this.queued += queued;
-  }
-
-  grantQueued(agentId: string): void {
-    this.add(agentId, 1, -1);
-  }
-
-  eligibleAgents(): string[] {
-    const eligible: string[] = [];
-    for (const [agentId, counts] of this.agents) if (counts.queued > 0 && counts.active < this.limitOf(agentId)) eligible.push(agentId);
-    return eligible;
-  }
-
-  counts(instancesLive: number): ClusterCounts {
-    const perAgent = new Map<string, Readonly<AgentCounts>>();
-    for (const [agentId, counts] of this.agents) if (counts.active > 0 || counts.queued > 0) perAgent.set(agentId, Object.freeze({ ...counts }));
-    return Object.freeze({ active: this.active, queued: this.queued, perAgent, instancesLive });
-  }
 }

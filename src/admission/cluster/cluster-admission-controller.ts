@@ -17,6 +17,7 @@ import { ClusterRequest, earlierDeadline } from './cluster-request';
 import { ClusterView, type Removal } from './cluster-view';
 import { InstanceDecisions, type DecisionPlan } from './instance-decisions';
 import { newPermitId, newRequestRef } from '../requests/admission-ids';
+import type { WorkReport } from '../permit';
 
 /** Collaborators of a {@link ClusterAdmissionController}: those of every admission controller. */
 export type ClusterAdmissionControllerDeps = AdmissionControllerDeps;
@@ -33,9 +34,7 @@ export type ClusterAdmissionControllerDeps = AdmissionControllerDeps;
  * when the reap returns the capacity).
  *
  * @example
- * const instance = new ClusterInstance({ dataSource });
- * await instance.start();
- * const admission = new ClusterAdmissionController({ globalLimit: 64, overflow: 'queue' }, { instance });
+ * const admission = new ClusterAdmissionController({ globalLimit: 64, overflow: 'queue' }, { instance }); // a started ClusterInstance
  * await admission.start();
  * const answer = await admission.run('support-agent', (permit, signal) => callModel(signal));
  */
@@ -60,7 +59,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       waiting: () => [...this.requests.values()].filter((entry) => entry.state === 'queued' || entry.state === 'pending').map((entry) => entry.ref),
       granted: (refs) => this.operate(() => refs.forEach((ref) => this.grantArrived(ref))),
     });
-    this.decisions = new InstanceDecisions(options.instance, this.link, this.config, this.clock, () => this.decideNow({}));
+    this.decisions = new InstanceDecisions(options.instance, this.link, this.config, this.clock, () => this.decideNow({}), this.view);
     this.instance = options.instance;
     this.lock = new AdmissionLockWatch(options.instance, (event) => this.lockChanged(event), () => this.link.stopped);
   }
@@ -77,7 +76,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   }
 
   /**
-   * Validates the three tables (`ClusterError('schema_mismatch')`), agrees on the limits with the
+   * Validates the admission tables (`ClusterError('schema_mismatch')`), agrees on the limits with the
    * cluster (`cluster_config_mismatch`), LISTENs for grants and starts the periodic reap and poll.
    * The instance must have been started. Idempotent; a failed start may be retried.
    */
@@ -129,7 +128,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     const request = this.admit(agentId, opts, now);
     if (!this.link.admitting) throw new AdmissionError('admission_store_unavailable');
     this.purge(now);
-    const entry = new ClusterRequest(this, newRequestRef(), newPermitId(), agentId, request.overflow, request.deadline, now, request.owner, request.signal);
+    const entry = new ClusterRequest(this, newRequestRef(), newPermitId(), agentId, request, now);
     this.track(entry);
     this.pending++;
     this.watch(entry);
@@ -155,7 +154,8 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   }
 
   private applyDecision(outcome: DecisionOutcome, lookedUp: ReadonlyArray<readonly [ClusterRequest, RequestState]>, submit: ClusterRequest | undefined): void {
-    this.view.readDecision(outcome, this.instanceId, this.decisions.removedSince(), (ref) => this.grantArrived(ref));
+    this.view.readDecision(outcome, this.instanceId, this.decisions.removedSince(), (grant) => this.grantArrived(grant.requestId, grant.saturated));
+    this.decisions.wakeAfter(outcome.flow?.wakeAfterMs ?? Infinity);
     for (const [entry, state] of lookedUp) {
       // a request that moved on while the decision ran is judged by its newer state
       if (entry === submit || entry.state !== state) continue;
@@ -181,6 +181,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     this.pending--;
     const now = this.now();
     if (decision.kind === 'granted') {
+      entry.saturated = decision.saturated;
       this.activate(entry, entry.permitId, 0);
       const result = entry.submitResult();
       if (entry.owner?.aborted || this.link.stopped || this.lock.lapsed) this.revoke(entry, 'owner_down');
@@ -192,7 +193,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
       entry.seq = decision.seq;
       this.localQueued++;
       if (entry.deadline !== Infinity) this.deadlines.push(entry);
-      this.decide('queued', entry.agentId, 0);
+      this.decide('queued', entry.agentId, 0, entry.tenant);
       const result = entry.submitResult();
       // what happened here while the decision ran: an abort, a drain, a grant, the deadline
       if (entry.owner?.aborted || entry.signal?.aborted) this.abortQueued(entry, now);
@@ -205,7 +206,7 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     }
     const [error, outcome] = refusalOf(decision, this.config.maxQueue);
     this.finish(entry, error);
-    this.decide(outcome, entry.agentId, 0);
+    this.decide(outcome, entry.agentId, 0, entry.tenant);
     this.notifyIfDrained();
     throw error;
   }
@@ -218,8 +219,9 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
     this.notifyIfDrained();
   }
 
-  private grantArrived(ref: string): void {
+  private grantArrived(ref: string, saturated?: boolean): void {
     const entry = this.requests.get(ref);
+    if (entry !== undefined) entry.saturated ??= saturated;
     if (entry?.state === 'queued') this.grantQueued(entry);
     else if (entry?.state === 'pending') entry.grantedEarly = true;
     // the waiter went before the grant arrived: give the permit back
@@ -229,9 +231,8 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
   /** The instance lock was lost (queued requests fail) or lapsed (permits are revoked too): see {@link AdmissionLockWatch}. */
   private lockChanged(event: 'lost' | 'lapsed'): void {
     this.operate(() => {
-      const now = this.now();
       for (const entry of [...this.requests.values()]) {
-        if (entry.state === 'queued') this.removeQueued(entry, new AdmissionError('admission_store_unavailable'), 'owner_down', now);
+        if (entry.state === 'queued') this.removeQueued(entry, new AdmissionError('admission_store_unavailable'), 'owner_down', this.now());
         else if (event === 'lapsed') this.revoke(entry, 'owner_down');
       }
     });
@@ -285,12 +286,15 @@ export class ClusterAdmissionController extends AdmissionOperations<ClusterReque
 
   /** Counts the removal in the view at once, and deletes the row in the background. */
   private removeRow(entry: ClusterRequest, what: Removal['what']): void {
-    this.view.lower(entry.agentId, what);
-    this.decisions.retire(entry.ref, { agentId: entry.agentId, what });
+    this.decisions.retire(entry.ref, this.view.lower({ agentId: entry.agentId, what, tenant: entry.tenant, cost: what === 'active' ? entry.cost : 0 }));
   }
 
+  /** Spec 09 §9: a settle or report is carried by this instance's next decision. */
+  protected override settled = (entry: ClusterRequest, actual: number): void => this.decisions.settled(entry, actual);
+  protected override reported = (entry: ClusterRequest, report: WorkReport): void => this.decisions.reported(entry, report);
+
   protected snapshot(): ClusterAdmissionStatus {
-    const record = this.statusRecord(this.view.perAgent((id) => agentLimitOf(this.config, id)));
+    const record = this.statusRecord(this.view.perAgent((id) => agentLimitOf(this.config, id)), this.view.tenants(), this.view.costInUse);
     return Object.freeze({ ...record, instances_live: this.view.instancesLive, instance: Object.freeze({ active: this.localActive, queued: this.localQueued }) });
   }
 }

@@ -11,13 +11,13 @@ import { storeUnavailable } from './admission-decisions';
 import { ADMISSION_DECISION_LOCK_KEY, INSERT_CONFIG, LOCK_DECISIONS, SELECT_CONFIG } from './admission-sql';
 import { CLUSTER_ADMISSION_TABLE_SPECS } from './cluster-admission.schema';
 
-/** The three admission tables as the app-wide start-up check validates them. */
+/** The admission tables as the app-wide start-up check validates them. */
 export function clusterAdmissionSchemaTarget(dataSource: DataSource): SchemaCheckTarget {
   return { dataSource, specs: CLUSTER_ADMISSION_TABLE_SPECS };
 }
 
 /**
- * Compares the three admission tables with their specs: `ClusterError('schema_mismatch')` with
+ * Compares the admission tables with their specs: `ClusterError('schema_mismatch')` with
  * `details.mismatches`, or `admission_store_unavailable` (codes only) when the catalog cannot be read.
  */
 export async function assertAdmissionSchema(dataSource: DataSource): Promise<void> {

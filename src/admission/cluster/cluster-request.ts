@@ -1,4 +1,5 @@
 import type { OverflowMode } from '../admission-config';
+import type { ParsedRequest } from '../admission-request';
 import { TrackedRequest, type RequestState } from '../requests/tracked-request';
 
 /** A request submitted on this instance: what this instance knows and watches of it. */
@@ -7,6 +8,9 @@ export class ClusterRequest extends TrackedRequest {
   override state: RequestState = 'pending';
   /** A grant was seen while the submit decision was still being applied. */
   grantedEarly = false;
+  readonly overflow: OverflowMode;
+  /** Flow control: whether its agent was saturated at the grant (spec 09 §8); unknown for a grant read by a poll. */
+  saturated: boolean | undefined = undefined;
 
   constructor(
     issuer: object,
@@ -14,13 +18,14 @@ export class ClusterRequest extends TrackedRequest {
     /** Chosen before the request is stored, so whichever instance grants it writes the permit row. */
     readonly permitId: string,
     agentId: string,
-    readonly overflow: OverflowMode,
-    deadline: number,
+    request: ParsedRequest,
     submittedAt: number,
-    owner: AbortSignal | undefined,
-    signal: AbortSignal | undefined,
   ) {
-    super(issuer, ref, agentId, deadline, submittedAt, owner, signal);
+    super(issuer, ref, agentId, request.deadline, submittedAt, request.owner, request.signal);
+    this.overflow = request.overflow;
+    this.tenant = request.tenant;
+    this.cost = request.cost;
+    this.rank = request.rank;
   }
 }
 

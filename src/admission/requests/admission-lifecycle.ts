@@ -7,9 +7,10 @@ import { resolveAdmissionConfig, type AdmissionConfig, type ResolvedAdmissionCon
 import { parseRequestOptions, type AdmissionRequestOptions, type ParsedRequest } from '../admission-request';
 import type { AdmissionOutcome, AdmissionStatus } from '../admission.types';
 import { AdmissionError } from '../admission.errors';
-import { IssuedPermit, isPermitObserved, revokePermit, type Permit, type RevocationOutcome } from '../permit';
-import { admissionStatusRecord, decisionPayload, EffectQueue, type AgentCounts } from './admission-effects';
+import { IssuedPermit, isPermitObserved, revokePermit, type Permit, type PermitIssuer, type RevocationOutcome, type WorkReport } from '../permit';
+import { admissionStatusRecord, decisionPayload, EffectQueue, type AgentCounts, type TenantCounts } from './admission-effects';
 import { DrainWaiters, RecentFailures } from './admission-waiters';
+import { reportableTenant } from '../flow/flow-config';
 import type { TrackedRequest } from './tracked-request';
 
 /** Collaborators of an admission controller, local or cluster. */
@@ -57,7 +58,7 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
     if (!isValidId(agentId)) throw new AdmissionError('invalid_admission_options', { field: 'agentId' });
     const request = parseRequestOptions(opts, this.config, now);
     if (request.signal?.aborted || request.owner?.aborted) {
-      this.decide(request.owner?.aborted ? 'owner_down' : 'requester_down', agentId, 0);
+      this.decide(request.owner?.aborted ? 'owner_down' : 'requester_down', agentId, 0, request.tenant);
       throw request.signal?.aborted ? request.signal.reason : new AdmissionError('owner_down');
     }
     return request;
@@ -76,12 +77,12 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
   protected activate(entry: R, permitId: string, waitMs: number): void {
     this.granted(entry);
     entry.state = 'active';
-    const permit = new IssuedPermit(permitId, entry.agentId, entry.ref, this.releaseIgnoringResult, entry);
+    const permit = new IssuedPermit(permitId, entry.agentId, entry.ref, this.permitIssuer, entry);
     entry.permit = permit;
     entry.stopListeningToSignal();
     if (entry.owner && !entry.ownerListener) entry.listenToOwner(() => this.onAbort(entry));
     entry.resolveWaiters(permit, this.effects);
-    this.decide('granted', entry.agentId, waitMs);
+    this.decide('granted', entry.agentId, waitMs, entry.tenant);
   }
 
   /** The one revoke path of release, cancel of an active request and owner abort (spec 01 §5.6). */
@@ -95,7 +96,7 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
     const permit = entry.permit as IssuedPermit;
     if (isPermitObserved(permit)) this.effects.push(() => revokePermit(permit, outcome));
     else revokePermit(permit, outcome);
-    this.decide(outcome, entry.agentId, now - entry.submittedAt);
+    this.decide(outcome, entry.agentId, now - entry.submittedAt, entry.tenant);
     this.notifyIfDrained();
     this.dispatch(now);
     return true;
@@ -106,7 +107,7 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
     this.dequeued(entry);
     this.finish(entry, reason);
     this.recentFailures.remember(entry.ref, reason);
-    this.decide(outcome, entry.agentId, now - entry.submittedAt);
+    this.decide(outcome, entry.agentId, now - entry.submittedAt, entry.tenant);
   }
 
   /** Spec 01 §4: waiters get `signal.reason` if it aborted, else `owner_down`; the outcome names the owner if it aborted. */
@@ -149,10 +150,11 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
     this.effects.push(() => waiters.forEach((waiter) => waiter(status)));
   }
 
-  protected decide(outcome: AdmissionOutcome, agentId: string, waitMs: number): void {
+  /** Reports one transition; `tenant` is carried only when the configuration names it (spec 09 §7). */
+  protected decide(outcome: AdmissionOutcome, agentId: string, waitMs: number, tenant?: string): void {
     const events = this.events;
     if (events === undefined) return;
-    const payload = decisionPayload(outcome, agentId, waitMs, this.active, this.queued);
+    const payload = decisionPayload(outcome, agentId, waitMs, this.active, this.queued, reportableTenant(this.config.flow, tenant));
     this.effects.push(() => emitSafely(events, TelemetryEvents.admissionDecision, payload));
   }
 
@@ -170,9 +172,9 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
   }
 
   /** The spec 01 §5.8 record of the counts `active` and `queued` and of `agents`. */
-  protected statusRecord(agents: Iterable<AgentCounts>): AdmissionStatus {
-    const counts = { draining: this.draining, drainStartedAt: this.drainStartedAt, active: this.active, queued: this.queued };
-    return admissionStatusRecord(counts, this.config, agents);
+  protected statusRecord(agents: Iterable<AgentCounts>, tenants?: Iterable<TenantCounts>, costInUse?: number): AdmissionStatus {
+    const counts = { draining: this.draining, drainStartedAt: this.drainStartedAt, active: this.active, queued: this.queued, costInUse };
+    return admissionStatusRecord(counts, this.config, agents, tenants);
   }
 
   protected now(): number {
@@ -197,8 +199,11 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
     });
   }
 
-  private readonly releaseIgnoringResult = (permit: Permit): void => {
-    this.release(permit);
+  /** What the permits of this controller call back: release, and the flow-control records of spec 09 §5–§6. */
+  private readonly permitIssuer: PermitIssuer = {
+    release: (permit) => this.release(permit),
+    settle: (record, actualCost) => this.operate(() => this.settled(record as R, actualCost, this.now())),
+    report: (record, report) => this.operate(() => this.reported(record as R, report, this.now())),
   };
 
   /** Spec 01 §5.6, what a permit's `Symbol.dispose` calls. */
@@ -222,6 +227,12 @@ export abstract class AdmissionLifecycle<R extends TrackedRequest, S extends Adm
   protected abstract dequeued(entry: R): void;
   /** The status record, with the variant's own keys. */
   protected abstract snapshot(): S;
+
+  /** `permit.settle(actualCost)` of `entry`'s permit, held or revoked (validated, once). None by default. */
+  protected settled(_entry: R, _actualCost: number, _now: number): void {}
+
+  /** `permit.report(report)` of `entry`'s permit, held or revoked (validated, once). None by default. */
+  protected reported(_entry: R, _report: WorkReport, _now: number): void {}
 
   /** Grants what freed capacity allows, after a revoke, a cancel, an abort or an expiry. None by default. */
   protected dispatch(_now: number): void {}

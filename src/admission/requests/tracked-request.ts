@@ -37,6 +37,10 @@ export class TrackedRequest implements HeapItem {
   waiters: Waiter[] | null = null;
   ownerListener: (() => void) | undefined = undefined;
   signalListener: (() => void) | undefined = undefined;
+  /** Spec 09 §1: the tenant (none: no tenant scope), the estimated cost and the class rank (`CLASS_RANK`). */
+  tenant: string | undefined = undefined;
+  cost = 1;
+  rank = 1;
 
   constructor(
     /** The controller that owns the request: a permit is only ever released by its issuer. */

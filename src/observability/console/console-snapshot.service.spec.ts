@@ -103,6 +103,43 @@ describe('ConsoleSnapshotService', () => {
     await registry.shutdown();
   });
 
+  test('flow control: tenants as a list, most work first, other tenants folded, cost in use and effective limits (spec 09 §7)', async () => {
+    const admission = new AdmissionController({
+      overflow: 'queue',
+      defaultQueueTimeoutMs: 'infinity',
+      agentLimits: { chat: 8 },
+      defaultTenantLimit: 1,
+      globalCostLimit: 1000,
+      adaptive: { chat: { min: 2 } },
+    });
+    for (let i = 0; i < 25; i++) admission.submit('bulk', { tenant: `t-${String(i).padStart(2, '0')}` });
+    admission.submit('chat', { tenant: 'busy', cost: 5 });
+    admission.submit('chat', { tenant: 'busy', cost: 5 });
+    const service = new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), admission, null, null, null, null);
+
+    const snapshot = await service.snapshot();
+    expect(snapshot.admission?.cost_in_use).toBe(30);
+    expect(snapshot.admission?.per_agent).toEqual([
+      { agent: 'bulk', active: 25, queued: 0, limit: 64, cost_in_use: 25 },
+      { agent: 'chat', active: 1, queued: 1, limit: 8, effective_limit: 8, cost_in_use: 5 },
+    ]);
+    const tenants = snapshot.admission?.per_tenant ?? [];
+    expect(tenants).toHaveLength(20);
+    expect(tenants[0]).toEqual({ tenant: 'busy', active: 1, queued: 1, limit: 1, cost_in_use: 5 });
+    expect(tenants.slice(1).every((tenant) => tenant.active + tenant.queued === 1)).toBe(true);
+    expect(snapshot.admission?.other_tenants).toEqual({ count: 6, active: 6, queued: 0 });
+    admission.beginDrain();
+  });
+
+  test('without flow options the admission snapshot has no tenant keys', async () => {
+    const admission = new AdmissionController();
+    admission.submit('chat');
+    const snapshot = await new ConsoleSnapshotService(resolveConsoleOptions({ path: '/console', allowUnauthenticated: true }), admission, null, null, null, null).snapshot();
+    expect(snapshot.admission).not.toHaveProperty('per_tenant');
+    expect(snapshot.admission).not.toHaveProperty('other_tenants');
+    expect(snapshot.admission).not.toHaveProperty('cost_in_use');
+  });
+
   test("a viewer sees only the runs and confirmations RunsModule's rule allows, and denials only with mayViewDenials", async () => {
     const store = new InMemoryRunStore();
     const runner = new RegistryRunnerDouble();

@@ -89,7 +89,12 @@ function consoleAdmission(status: AdmissionStatus): ConsoleAdmission {
   const perAgent = Object.keys(status.per_agent)
     .sort()
     .map((agent) => Object.freeze({ agent, ...status.per_agent[agent] }));
-  return Object.freeze({ ...status, per_agent: Object.freeze(perAgent) });
+  const { per_tenant: tenants, ...rest } = status;
+  if (tenants === undefined) return Object.freeze({ ...rest, per_agent: Object.freeze(perAgent) });
+  const perTenant = Object.keys(tenants)
+    .map((tenant) => Object.freeze({ tenant, ...tenants[tenant] }))
+    .sort((a, b) => b.active + b.queued - (a.active + a.queued) || (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0));
+  return Object.freeze({ ...rest, per_agent: Object.freeze(perAgent), per_tenant: Object.freeze(perTenant) });
 }
 
 function consoleRun(run: RunStatusRecord): ConsoleRun {

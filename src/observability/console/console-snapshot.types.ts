@@ -1,4 +1,4 @@
-import type { AdmissionStatus } from '../../admission/admission.types';
+import type { AdmissionStatus, TenantAdmissionStatus } from '../../admission/admission.types';
 import type { RunStatus } from '../../runner/runs/run-registry.types';
 
 /** One agent's admission counts. */
@@ -7,10 +7,25 @@ export interface ConsoleAgentAdmission {
   readonly active: number;
   readonly queued: number;
   readonly limit: number;
+  /** The adaptive limit in force (spec 09 §6); only for an agent listed in `adaptive`. */
+  readonly effective_limit?: number;
+  /** Only with a cost limit configured. */
+  readonly cost_in_use?: number;
 }
 
-/** The admission controller's status, its per-agent counts as a list sorted by agent. */
-export type ConsoleAdmission = Omit<AdmissionStatus, 'per_agent'> & { readonly per_agent: readonly ConsoleAgentAdmission[] };
+/** One tenant's admission counts (spec 09 §7). */
+export interface ConsoleTenantAdmission extends TenantAdmissionStatus {
+  readonly tenant: string;
+}
+
+/**
+ * The admission controller's status: its per-agent counts as a list sorted by agent, and (with a
+ * tenant option) its top tenants as a list, most active + queued work first.
+ */
+export type ConsoleAdmission = Omit<AdmissionStatus, 'per_agent' | 'per_tenant'> & {
+  readonly per_agent: readonly ConsoleAgentAdmission[];
+  readonly per_tenant?: readonly ConsoleTenantAdmission[];
+};
 
 /** A run as the console lists it: the status record's fields without session or invocation ids. */
 export interface ConsoleRun {

@@ -21,12 +21,20 @@ export interface ConfiguredAgentSources {
 export function configuredAgentIds(sources: ConfiguredAgentSources): string[] {
   const ids = new Set<string>(sources.agents ?? []);
   for (const id of sources.admission?.agentLimits.keys() ?? []) ids.add(id);
+  for (const id of sources.admission?.flow.adaptive.keys() ?? []) ids.add(id);
+  for (const id of sources.admission?.flow.agentCostLimits.keys() ?? []) ids.add(id);
+  for (const id of sources.admission?.flow.agentRates.keys() ?? []) ids.add(id);
   const description = sources.policy?.describe();
   if (description && 'agents' in description) {
     for (const selector of [description.agents.allow, description.agents.deny]) if (selector !== 'all') for (const id of selector) ids.add(id);
   }
   for (const runner of sources.runners ?? []) ids.add(runner.agent.name);
   return [...ids].filter((id) => isValidId(id));
+}
+
+/** The tenants named in the admission configuration (spec 09 §7): the only tenant ids a label may carry. */
+export function configuredTenantIds(admission: ResolvedAdmissionConfig | undefined): string[] {
+  return [...(admission?.flow.namedTenants ?? [])];
 }
 
 /** The admission configuration with its defaults applied; `undefined` for one the controller would refuse. */

@@ -10,7 +10,8 @@ describe('LabelFold', () => {
   });
 
   test('the spec unions: admission outcomes, ledger codes (the per-operation argument codes too), runner outcomes', () => {
-    expect(ADMISSION_OUTCOMES.values).toHaveLength(10);
+    expect(ADMISSION_OUTCOMES.values).toHaveLength(11);
+    expect(ADMISSION_OUTCOMES.fold('rate_limited')).toBe('rate_limited');
     expect(LEDGER_OUTCOMES.fold('invalid_list_expired_arguments')).toBe('invalid_list_expired_arguments');
     expect(LEDGER_OUTCOMES.fold('invalid_unknown_arguments')).toBe(OTHER_LABEL_VALUE);
     expect(RUNNER_OUTCOMES.fold('run_capacity_reached')).toBe('run_capacity_reached');

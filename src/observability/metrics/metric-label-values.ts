@@ -19,6 +19,7 @@ export const ADMISSION_OUTCOMES = foldOf<AdmissionOutcome>()([
   'granted',
   'queued',
   'rejected',
+  'rate_limited',
   'queue_full',
   'expired',
   'cancelled',

@@ -10,7 +10,7 @@ import { moduleBuilder } from '../../shared/nest/module.builder';
 import { readOptions } from '../../shared/options/option-reader';
 import { optionalEventEmitter } from '../../telemetry/event-emitter.provider';
 import { TraceStore } from '../../trace/trace-store';
-import { configuredAgentIds, resolvedAdmissionConfig } from './configured-agents';
+import { configuredAgentIds, configuredTenantIds, resolvedAdmissionConfig } from './configured-agents';
 import { metricsController } from './metrics.controller';
 import { MetricsError } from './metrics.errors';
 import {
@@ -55,6 +55,7 @@ const metricsProvider: FactoryProvider = {
     return new RuntimeMetrics({
       ...(options.registry ? { registry: options.registry } : {}),
       agents,
+      tenants: configuredTenantIds(limits),
       defaultMetrics: options.defaultMetrics,
       sources: { admission, admissionLimits: limits, runs, traceStore: traceStore ?? undefined, evaluation },
     });

@@ -17,6 +17,11 @@ export interface RuntimeMetricsOptions {
   readonly registry?: Registry;
   /** Agent ids that keep their own `agent_id` label value; every other id is `_other`. @default [] */
   readonly agents?: Iterable<string>;
+  /**
+   * Tenant ids that keep their own `tenant_id` label value (spec 09 §7: the tenants named in the
+   * admission configuration); every other tenant, and work without a tenant, is `_other`. @default []
+   */
+  readonly tenants?: Iterable<string>;
   /** Also collect prom-client's default process metrics (`process_*`, `nodejs_*`) in the registry. @default false */
   readonly defaultMetrics?: boolean;
   /** Components whose status is read at scrape time. @default none */
@@ -44,8 +49,9 @@ export class RuntimeMetrics implements TelemetrySink {
     const registry = options.registry ?? new (promClient().Registry)();
     const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
     const agents = new LabelFold(options.agents ?? []);
-    this.#telemetry = new TelemetryMetrics(registry, agents);
-    registerStatusMetrics(registry, options.sources ?? {}, agents);
+    const tenants = new LabelFold(options.tenants ?? []);
+    this.#telemetry = new TelemetryMetrics(registry, agents, tenants);
+    registerStatusMetrics(registry, options.sources ?? {}, agents, tenants);
     if (options.defaultMetrics === true) promClient().collectDefaultMetrics({ register: registry });
     this.registry = registry;
     this.#names = registry

@@ -6,12 +6,10 @@ import type { RunRegistryStatus } from '../../runner/runs/run-registry.types';
 import type { TraceStoreStatus } from '../../trace/trace-store.types';
 import { OTHER_LABEL_VALUE, type LabelFold } from './label-fold';
 import { scrapeCounter, scrapeGauge, type Sample } from './scrape-metric';
+import { registerFlowMetrics, type FlowLimits } from './flow-metrics';
 
-/** Per-agent limits of the admission configuration in use (a `ResolvedAdmissionConfig` fits). */
-export interface AdmissionLimits {
-  readonly defaultAgentLimit: number;
-  readonly agentLimits: ReadonlyMap<string, number>;
-}
+/** Per-agent limits (and adaptive agents) of the admission configuration in use (a `ResolvedAdmissionConfig` fits). */
+export type AdmissionLimits = FlowLimits;
 
 /** The components whose status the scrape reads; each is optional and adds its metrics only when given. */
 export interface MetricsSources {
@@ -29,9 +27,15 @@ export interface MetricsSources {
 
 const bool = (value: boolean): number => (value ? 1 : 0);
 
-/** Registers the gauges (and mirrored trace counters) read from `sources` at scrape time. */
-export function registerStatusMetrics(registry: Registry, sources: MetricsSources, agents: LabelFold): void {
-  if (sources.admission) registerAdmission(registry, sources.admission, sources.admissionLimits, agents);
+/**
+ * Registers the gauges (and mirrored trace counters) read from `sources` at scrape time; `tenants`
+ * are the tenant ids that keep their own `tenant_id` label value.
+ */
+export function registerStatusMetrics(registry: Registry, sources: MetricsSources, agents: LabelFold, tenants: LabelFold): void {
+  if (sources.admission) {
+    registerAdmission(registry, sources.admission, sources.admissionLimits, agents);
+    registerFlowMetrics(registry, sources.admission, sources.admissionLimits, agents, tenants);
+  }
   const { runs, traceStore, evaluation } = sources;
   if (runs) {
     scrapeGauge(registry, { name: 'agent_runtime_runs_active', help: 'Runs with an invocation executing in this process.', read: () => [[{}, runs.status().active]] });

@@ -30,7 +30,8 @@ type Payload = Readonly<Record<string, unknown>>;
  */
 export class TelemetryMetrics implements TelemetrySink {
   readonly #agents: LabelFold;
-  readonly #admissionDecisions: Counter<'agent_id' | 'outcome'>;
+  readonly #tenants: LabelFold;
+  readonly #admissionDecisions: Counter<'agent_id' | 'tenant_id' | 'outcome'>;
   readonly #admissionWait: Histogram<'agent_id'>;
   readonly #policyDecisions: Counter<'operation' | 'outcome' | 'reason'>;
   readonly #ledgerOperations: Counter<'operation' | 'outcome'>;
@@ -40,14 +41,15 @@ export class TelemetryMetrics implements TelemetrySink {
   readonly #evalTransitions: Counter<'from' | 'to'>;
   readonly #handlers: ReadonlyMap<string, (payload: Payload) => void>;
 
-  constructor(registry: Registry, agents: LabelFold) {
+  constructor(registry: Registry, agents: LabelFold, tenants: LabelFold) {
     const { Counter, Histogram } = promClient();
     const registers = [registry];
     this.#agents = agents;
+    this.#tenants = tenants;
     this.#admissionDecisions = new Counter({
       name: 'agent_runtime_admission_decisions_total',
-      help: 'Admission lifecycle transitions by agent and outcome.',
-      labelNames: ['agent_id', 'outcome'],
+      help: 'Admission lifecycle transitions by agent, tenant (named tenants; every other tenant and no tenant in _other) and outcome.',
+      labelNames: ['agent_id', 'tenant_id', 'outcome'],
       registers,
     });
     this.#admissionWait = new Histogram({
@@ -123,7 +125,8 @@ export class TelemetryMetrics implements TelemetrySink {
   #admission(payload: Payload): void {
     const agentId = this.#agents.fold(payload.agent_id);
     const outcome = ADMISSION_OUTCOMES.fold(payload.outcome);
-    this.#admissionDecisions.inc({ agent_id: agentId, outcome });
+    // a decision carries tenant_id only for a tenant named in configuration (spec 09 §7)
+    this.#admissionDecisions.inc({ agent_id: agentId, tenant_id: this.#tenants.fold(payload.tenant_id), outcome });
     const wait = seconds(payload.wait_ms);
     if (outcome === 'granted' && wait !== undefined) this.#admissionWait.observe({ agent_id: agentId }, wait);
   }

@@ -1,5 +1,4 @@
 import type { Permit } from '../../admission/permit';
-import { AdmissionError } from '../../admission/admission.errors';
 import type { TerminalPhase } from '../../ledger/invocation-record';
 import { untilAborted } from '../../shared/async/abortable';
 import { handled } from '../../shared/async/handled-promise';
@@ -7,6 +6,7 @@ import type { ReadonlyContext } from '../agent.types';
 import { linksOf, runObservers } from '../loop/hook-chain';
 import { traceRunner } from '../tracing/runner-trace';
 import { cancelReasonOf, HANDOVER_REASON, type InvocationScope } from './invocation-scope';
+import { admissionFailedError, invocationRequest } from './invocation-admission';
 import { RunnerError } from '../runner.errors';
 import type { RunResult, RunStream } from '../runner.types';
 import { TelemetryEvents } from '../../telemetry/telemetry-events';
@@ -90,7 +90,10 @@ async function runLifecycle(scope: InvocationScope, body: InvocationBody, signal
     }
   } finally {
     failure = await finishDurable(scope, result, failure);
-    if (permit !== null) await releaseQuietly(scope, permit);
+    if (permit !== null) {
+      scope.modelReports.finish();
+      await releaseQuietly(scope, permit);
+    }
     await closeToolsets(scope);
     unbind();
     scope.controller.abort('invocation_ended');
@@ -123,24 +126,22 @@ async function admit(scope: InvocationScope): Promise<Permit | null> {
   scope.throwIfEnded();
   const admission = scope.options.admission;
   if (admission === null) return null;
-  const request = {
-    owner: scope.signal,
-    ...(admission.overflow === undefined ? {} : { overflow: admission.overflow }),
-    ...(admission.queueTimeoutMs === undefined ? {} : { queueTimeoutMs: admission.queueTimeoutMs }),
-  };
   const { clock } = scope.options;
   const started = clock.monotonicNow();
   try {
+    const agent = scope.options.root.name;
+    const request = invocationRequest(admission, scope.signal, { agent, userId: scope.userId, sessionId: scope.ref.sessionId });
     // the invocation signal is the owner: the controller itself drops the queue entry or revokes the permit on abort
-    const permit = await admission.controller.acquire(scope.options.root.name, request);
+    const permit = await admission.controller.acquire(agent, request);
     scope.spans.admission('admitted', clock.monotonicNow() - started);
+    scope.modelReports.attach(permit);
     return permit;
   } catch (error) {
-    const reason = AdmissionError.isAgentRuntimeError(error, AdmissionError) ? error.code : 'admission_unavailable';
-    if (scope.end === null) scope.spans.admission('rejected', clock.monotonicNow() - started, reason);
+    const failed = admissionFailedError(error);
+    if (scope.end === null) scope.spans.admission('rejected', clock.monotonicNow() - started, failed.details?.reason as string);
     else scope.spans.admission('aborted', clock.monotonicNow() - started);
     scope.throwIfEnded();
-    throw new RunnerError('admission_failed', { reason });
+    throw failed;
   }
 }
 

@@ -15,6 +15,7 @@ import { visibleState } from '../durable/continuations';
 import type { DurableRecord } from '../durable/durable-record';
 import type { RunSpans } from '../tracing/run-tracer';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
+import { ModelCallReports } from './invocation-admission';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =
@@ -55,6 +56,8 @@ export class InvocationScope {
   readonly controller = new AbortController();
   readonly channel = new EventChannel<SessionEvent, RunResult>();
   readonly materialized = new Set<Toolset>();
+  /** Reports the model calls' outcome on the invocation's permit (spec 09 §6). */
+  readonly modelReports = new ModelCallReports();
   readonly startedAt: number;
   /** The invocation's OpenTelemetry spans (no-ops without tracing). */
   readonly spans: RunSpans;

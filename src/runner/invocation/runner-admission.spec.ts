@@ -27,7 +27,8 @@ describe('Runner admission (spec 03 §6.1)', () => {
 
     const error = await runnerError(runner.run({ userId: USER, sessionId: 'ses-full', message: 'hello', onAdmitted }));
 
-    expectError(error, 'admission_failed', { reason: 'concurrency_limit_reached' });
+    // the refusing scope is carried on, so an HTTP answer can say which limit refused (spec 09 §10)
+    expectError(error, 'admission_failed', { reason: 'concurrency_limit_reached', limit_scope: 'global' });
     expect(sessions.calls).toEqual([]);
     expect(await sessions.getSession({ appName: runner.appName, userId: USER, sessionId: 'ses-full' })).toBeUndefined();
     expect(agent.model.calls).toHaveLength(0);

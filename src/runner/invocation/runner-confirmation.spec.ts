@@ -133,7 +133,7 @@ describe('Resuming (spec 03 §7)', () => {
     const held = await controller.acquire(AGENT);
     const request = { userId: USER, sessionId: 'ses-full', invocationId: paused.invocation_id, callId: 'c1', confirmed: true };
 
-    expectError(await runnerError(runner.resume(request)), 'admission_failed', { reason: 'concurrency_limit_reached' });
+    expectError(await runnerError(runner.resume(request)), 'admission_failed', { reason: 'concurrency_limit_reached', limit_scope: 'global' });
     expect(transfer.executions).toEqual([]);
     controller.release(held);
     const result = await runner.resume(request);

@@ -7,6 +7,7 @@ import { applyEventCallbacks, draftEvent, storeEvent } from './event-recorder';
 import { AGENT_CALLBACK, runChain } from './hook-chain';
 import type { InvocationScope } from '../invocation/invocation-scope';
 import type { HistoryEntry, ModelRequest, ModelResponse, ToolCall } from '../models/model.types';
+import { isOverloadedModelError } from '../invocation/invocation-admission';
 import { RunnerError } from '../runner.errors';
 import { traceRunner } from '../tracing/runner-trace';
 import { declarationsOf } from '../tools/tool-resolution';
@@ -83,11 +84,16 @@ async function callModel(scope: InvocationScope, agent: CompiledAgent, request: 
   try {
     const response = await scope.userCode('model.generate', () => span.run(() => agent.agent.model.generate(request, scope.signal)));
     span.succeed(usageOf(response));
-    traceModelCall(scope, agent, clock.monotonicNow() - started, response);
+    const latencyMs = clock.monotonicNow() - started;
+    traceModelCall(scope, agent, latencyMs, response);
+    scope.modelReports.modelCallEnded(latencyMs, false);
     return response;
   } catch (error) {
-    traceModelCall(scope, agent, clock.monotonicNow() - started, undefined);
+    const latencyMs = clock.monotonicNow() - started;
+    traceModelCall(scope, agent, latencyMs, undefined);
     const failure = scope.failureOf(RunnerError.isRunnerError(error) && error.code === 'model_failed' ? error : new RunnerError('model_failed', { reason: 'invalid_response' }));
+    // a call ended by the invocation's own end (cancel, timeout) says nothing about the provider
+    if (RunnerError.isRunnerError(failure) && failure.code === 'model_failed') scope.modelReports.modelCallEnded(latencyMs, isOverloadedModelError(failure));
     span.fail(failure);
     throw failure;
   }

@@ -59,7 +59,7 @@ describe('scope router leases (spec 07 §9)', () => {
         fc.constantFrom('shared' as const, 'exact_scope' as const),
         fc.boolean(),
         fc.integer({ min: 1, max: 3 }),
-        fc.array(leaseCmd, { minLength: 1, maxLength: 40 }),
+        fc.array(leaseCmd, { minLength: 1, maxLength: 40, size: 'medium' }),
         fc.boolean(),
         async (routing, durable, maxActiveScopes, cmds, stopAtEnd) => {
           const { router, clock } = routerFixture({ routing, durable, maxActiveScopes, idleScopeTimeoutMs: 10 });
@@ -186,7 +186,7 @@ describe('scope router capacity (spec 07 §9)', () => {
         fc.integer({ min: 1, max: 3 }),
         fc.integer({ min: 1, max: 3 }),
         fc.integer({ min: 5, max: 20 }),
-        fc.array(capacityCmd, { minLength: 1, maxLength: 60 }),
+        fc.array(capacityCmd, { minLength: 1, maxLength: 60, size: 'medium' }),
         async (durable, maxActiveScopes, maxRouterQueue, idleScopeTimeoutMs, cmds) => {
           const fixture = routerFixture({ durable, maxActiveScopes, maxRouterQueue, idleScopeTimeoutMs, callTimeoutMs: 40 });
           const { router, clock, opens, control } = fixture;

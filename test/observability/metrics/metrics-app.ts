@@ -19,6 +19,7 @@ import { Runner } from '../../../src/runner/runner';
 import { RunsModule } from '../../../src/runner/runs/runs.module';
 import { TraceStore } from '../../../src/trace/trace-store';
 import { TraceStoreModule } from '../../../src/trace/trace-store.module';
+import type { Permit } from '../../../src/admission/permit';
 import { parseExposition, type ExpositionSample } from '../../../src/observability/metrics/testing/exposition';
 
 /** The one configured agent of the test app. */
@@ -35,6 +36,26 @@ export interface MetricsAppOptions {
   readonly globalGuards?: boolean;
 }
 
+/** Starts test apps through the returned function and closes every one of them after each test. */
+export function useMetricsApps(): (options?: MetricsAppOptions) => Promise<MetricsApp> {
+  const apps: MetricsApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+  return async (options = {}) => {
+    const app = await MetricsApp.start(options);
+    apps.push(app);
+    return app;
+  };
+}
+
+/** The permit of a `submit` result that must have been granted at once. */
+export function granted(result: unknown): Permit {
+  const submitted = result as { status: string; permit?: Permit };
+  if (submitted.status !== 'granted' || !submitted.permit) throw new Error(`expected a grant, got ${submitted.status}`);
+  return submitted.permit;
+}
+
 /** A route beside `/metrics` that the app's other controllers would have. */
 @Controller('ping')
 class PingController {
@@ -49,6 +70,8 @@ class PingModule {}
 
 /** The library's modules as an application wires them, with `MetricsModule`, listening on a real socket. */
 export class MetricsApp {
+  private closing: Promise<void> | undefined;
+
   private constructor(
     readonly app: INestApplication,
     readonly baseUrl: string,
@@ -105,8 +128,10 @@ export class MetricsApp {
     throw new Error('run did not finish');
   }
 
+  /** Closes the app once; later calls get the same promise. */
   close(): Promise<void> {
-    return this.app.close();
+    this.closing ??= this.app.close();
+    return this.closing;
   }
 }
 

@@ -4,23 +4,9 @@ import { AdmissionError } from '../../../src/admission/admission.errors';
 import type { Permit } from '../../../src/admission/permit';
 import { TelemetryEvents } from '../../../src/telemetry/telemetry-events';
 import { parseExposition, seriesOf, valueOf, type ExpositionSample } from '../../../src/observability/metrics/testing/exposition';
-import { AGENT, MetricsApp, type MetricsAppOptions } from './metrics-app';
+import { AGENT, granted, MetricsApp, useMetricsApps } from './metrics-app';
 
-const apps: MetricsApp[] = [];
-async function start(options: MetricsAppOptions = {}): Promise<MetricsApp> {
-  const app = await MetricsApp.start(options);
-  apps.push(app);
-  return app;
-}
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
-
-function granted(result: unknown): Permit {
-  const submitted = result as { status: string; permit?: Permit };
-  if (submitted.status !== 'granted' || !submitted.permit) throw new Error(`expected a grant, got ${submitted.status}`);
-  return submitted.permit;
-}
+const start = useMetricsApps();
 
 function thrownCode(fn: () => unknown): string {
   try {
@@ -52,10 +38,10 @@ describe('GET /metrics after a scripted sequence (grant, queue, reject, deny, ru
 
     const samples = await app.scrape();
     expect(seriesOf(samples, 'agent_runtime_admission_decisions_total')).toEqual({
-      'agent_id=assistant,outcome=granted': 3,
-      'agent_id=assistant,outcome=queued': 1,
-      'agent_id=assistant,outcome=rejected': 1,
-      'agent_id=assistant,outcome=released': 3,
+      'agent_id=assistant,outcome=granted,tenant_id=_other': 3,
+      'agent_id=assistant,outcome=queued,tenant_id=_other': 1,
+      'agent_id=assistant,outcome=rejected,tenant_id=_other': 1,
+      'agent_id=assistant,outcome=released,tenant_id=_other': 3,
     });
     expect(valueOf(samples, 'agent_runtime_admission_queue_wait_seconds_count', { agent_id: AGENT })).toBe(3);
     // the run's Runner checks the agent, then the user message and the model output as content
@@ -120,7 +106,7 @@ describe('bounded label cardinality', () => {
     const app = await start();
     for (let i = 0; i < 10_000; i++) app.admission.release(granted(await app.admission.submit(`tenant-agent-${i}`)));
     const samples = await app.scrape();
-    expect(seriesOf(samples, 'agent_runtime_admission_decisions_total')).toEqual({ 'agent_id=_other,outcome=granted': 10_000, 'agent_id=_other,outcome=released': 10_000 });
+    expect(seriesOf(samples, 'agent_runtime_admission_decisions_total')).toEqual({ 'agent_id=_other,outcome=granted,tenant_id=_other': 10_000, 'agent_id=_other,outcome=released,tenant_id=_other': 10_000 });
     expect(valueOf(samples, 'agent_runtime_admission_queue_wait_seconds_count', { agent_id: '_other' })).toBe(10_000);
     expect(agentLabelValues(samples)).toEqual(new Set([AGENT, '_other']));
     expect(samples.filter((sample) => sample.name === 'agent_runtime_admission_queue_wait_seconds_count')).toHaveLength(1);
@@ -130,11 +116,11 @@ describe('bounded label cardinality', () => {
     const app = await start({ metrics: { agents: ['listed-by-option'] }, policy: { agents: { allow: [AGENT, 'allowed-by-policy'], deny: ['denied-by-policy'] } } });
     for (const id of ['listed-by-option', 'allowed-by-policy', 'denied-by-policy', 'nobody']) app.admission.release(granted(await app.admission.submit(id)));
     const samples = await app.scrape();
-    expect(Object.keys(seriesOf(samples, 'agent_runtime_admission_decisions_total')).filter((key) => key.endsWith('outcome=granted'))).toEqual([
-      'agent_id=listed-by-option,outcome=granted',
-      'agent_id=allowed-by-policy,outcome=granted',
-      'agent_id=denied-by-policy,outcome=granted',
-      'agent_id=_other,outcome=granted',
+    expect(Object.keys(seriesOf(samples, 'agent_runtime_admission_decisions_total')).filter((key) => key.includes('outcome=granted'))).toEqual([
+      'agent_id=listed-by-option,outcome=granted,tenant_id=_other',
+      'agent_id=allowed-by-policy,outcome=granted,tenant_id=_other',
+      'agent_id=denied-by-policy,outcome=granted,tenant_id=_other',
+      'agent_id=_other,outcome=granted,tenant_id=_other',
     ]);
     expect(agentLabelValues(samples)).toEqual(new Set([AGENT, 'listed-by-option', 'allowed-by-policy', 'denied-by-policy', '_other']));
   });
@@ -149,7 +135,7 @@ describe('content-free labels', () => {
     app.policy.checkTool(`${canary}-tool`, { argument: `${canary}-argument` });
     app.policy.checkAgent(`${canary}-agent`, `${canary}-content`);
     expect(await app.completeRun({ userId: `${canary}-user`, sessionId: `${canary}-session`, message: `${canary} message` })).toBe('completed');
-    const forged = { agent_id: canary, outcome: canary, operation: canary, reason: canary, from: canary, to: canary, wait_ms: 1, duration_ms: 1 };
+    const forged = { agent_id: canary, tenant_id: canary, outcome: canary, operation: canary, reason: canary, from: canary, to: canary, wait_ms: 1, duration_ms: 1 };
     for (const event of Object.values(TelemetryEvents)) app.events.emit(event, forged);
 
     const text = await app.scrapeText();
@@ -157,7 +143,7 @@ describe('content-free labels', () => {
     expect(text).not.toContain(submitted.requestRef);
     expect(text).not.toContain(submitted.permit.id);
     const samples = parseExposition(text);
-    expect(valueOf(samples, 'agent_runtime_admission_decisions_total', { agent_id: '_other', outcome: '_other' })).toBe(1);
+    expect(valueOf(samples, 'agent_runtime_admission_decisions_total', { agent_id: '_other', tenant_id: '_other', outcome: '_other' })).toBe(1);
     expect(valueOf(samples, 'agent_runtime_policy_decisions_total', { operation: '_other', outcome: '_other', reason: '_other' })).toBe(1);
     expect(valueOf(samples, 'agent_runtime_ledger_operations_total', { operation: '_other', outcome: '_other' })).toBe(1);
     expect(valueOf(samples, 'agent_runtime_runner_invocations_total', { agent_id: '_other', status: 'failed', outcome: '_other' })).toBe(1);
@@ -204,7 +190,6 @@ describe('registries', () => {
     expect(valueOf(samples, 'app_orders_total')).toBe(2);
     expect(samples.some((sample) => sample.name.startsWith('agent_runtime_'))).toBe(true);
     await app.close();
-    apps.splice(apps.indexOf(app), 1);
     expect(registry.getMetricsAsArray().map((metric) => metric.name)).toEqual(['app_orders_total']);
   });
 
@@ -212,7 +197,7 @@ describe('registries', () => {
     const one = await start();
     const two = await start();
     one.admission.release(granted(await one.admission.submit(AGENT)));
-    expect(valueOf(await one.scrape(), 'agent_runtime_admission_decisions_total', { agent_id: AGENT, outcome: 'granted' })).toBe(1);
+    expect(valueOf(await one.scrape(), 'agent_runtime_admission_decisions_total', { agent_id: AGENT, tenant_id: '_other', outcome: 'granted' })).toBe(1);
     expect(seriesOf(await two.scrape(), 'agent_runtime_admission_decisions_total')).toEqual({});
   });
 
@@ -233,7 +218,6 @@ describe('telemetry subscription', () => {
     expect(counted.map((event) => events.listenerCount(event))).toEqual([1, 1, 1, 1, 1]);
     expect(events.listenerCount(TelemetryEvents.servicesGeneration) + events.listenerCount(TelemetryEvents.memoryOutboxJob)).toBe(0);
     await app.close();
-    apps.splice(apps.indexOf(app), 1);
     expect(counted.map((event) => events.listenerCount(event))).toEqual([0, 0, 0, 0, 0]);
   });
 });

@@ -40,10 +40,16 @@ export function consolePage(bases: ConsolePageBases): string {
       active <strong id="admission-active">-</strong> of <span id="admission-limit">-</span>,
       available <span id="admission-available">-</span>,
       queued <strong id="admission-queued">-</strong> of <span id="admission-max-queue">-</span>,
-      overflow <span id="admission-overflow">-</span>, <span id="admission-draining">-</span>
+      overflow <span id="admission-overflow">-</span>, <span id="admission-draining">-</span>,
+      cost in use <span id="admission-cost">-</span>
     </p>
-    <table id="admission-agents"><thead><tr><th>agent</th><th>active</th><th>queued</th><th>limit</th></tr></thead><tbody></tbody></table>
+    <table id="admission-agents"><thead><tr><th>agent</th><th>active</th><th>queued</th><th>limit</th><th>effective limit</th><th>cost in use</th></tr></thead><tbody></tbody></table>
     <p class="empty" id="admission-empty">No agent has active or queued work.</p>
+    <div id="admission-tenants-panel" hidden>
+      <h3>Tenants (most work first)</h3>
+      <table id="admission-tenants"><thead><tr><th>tenant</th><th>active</th><th>queued</th><th>limit</th><th>cost in use</th></tr></thead><tbody></tbody></table>
+      <p class="empty" id="admission-tenants-empty">No tenant has active or queued work.</p>
+    </div>
   </section>
   <section id="confirmations-panel">
     <h2>Pending confirmations</h2>

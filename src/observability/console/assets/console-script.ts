@@ -1,9 +1,12 @@
+import { ADMISSION_SCRIPT } from './console-admission-script';
+
 /**
  * The console's browser script, served as `<path>/console.js` (the page's CSP allows scripts from
  * its own origin only, never inline). It renders every value with `textContent`, never as markup.
  * Plain ES2017 without template literals, so it can live in this TypeScript string unchanged.
  */
-export const CONSOLE_SCRIPT = String.raw`'use strict';
+export const CONSOLE_SCRIPT =
+  String.raw`'use strict';
 (function () {
   var root = document.documentElement;
   var consoleBase = root.getAttribute('data-console-base') || '';
@@ -56,28 +59,9 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     return answer.status + ' ' + code;
   }
 
-  function renderAdmission(admission) {
-    var panel = byId('admission-panel');
-    panel.hidden = admission === null;
-    if (admission === null) return;
-    setText(byId('admission-active'), admission.active);
-    setText(byId('admission-limit'), admission.global_limit);
-    setText(byId('admission-available'), admission.available);
-    setText(byId('admission-queued'), admission.queue_length);
-    setText(byId('admission-max-queue'), admission.max_queue);
-    setText(byId('admission-overflow'), admission.overflow);
-    setText(byId('admission-draining'), admission.draining ? 'draining' : 'accepting');
-    fillTable('admission-agents', 'admission-empty', admission.per_agent.map(function (agent) {
-      var tr = document.createElement('tr');
-      tr.setAttribute('data-agent', agent.agent);
-      tr.appendChild(cell(agent.agent));
-      tr.appendChild(cell(agent.active, 'active'));
-      tr.appendChild(cell(agent.queued, 'queued'));
-      tr.appendChild(cell(agent.limit, 'limit'));
-      return tr;
-    }));
-  }
-
+` +
+  ADMISSION_SCRIPT +
+  String.raw`
   function renderRuns(runs) {
     byId('runs-panel').hidden = runs === null;
     if (runs === null) return;
