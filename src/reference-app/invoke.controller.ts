@@ -2,6 +2,7 @@ import { requestValidationExceptionFactory } from '../http/request-body-validati
 import { Body, Controller, ExecutionContext, HttpCode, HttpException, Inject, type OnApplicationShutdown, Param, Post, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Admission, AdmissionPermit, AdmissionSignal } from '../admission/admission.decorator';
 import { JsonOnly } from '../http/json-only.guard';
 import type { Permit } from '../admission/permit';
@@ -52,7 +53,11 @@ export class InvokeController implements OnApplicationShutdown {
   /** Stops the background endings of unanswered claims when the app closes (the lease recovery covers them). */
   private readonly shutdown = new AbortController();
 
-  constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger) {}
+  constructor(@Inject(InvocationLedger) private readonly ledger: InvocationLedger) {
+    // Every background ending listens while it waits between attempts; an outage under load runs
+    // many at once (each ends within its 25 s bound), which is not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   onApplicationShutdown(): void {
     this.shutdown.abort();
