@@ -17,10 +17,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       for (let i = 1; i <= 9; i++) void log.take(`small-${i}`, 'a', { tenant: `small-${i}` });
       await settle();
       expect(controller.status().queue_length).toBe(1009);
-      for (let grant = 0; grant < 10; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(10, settle);
       const next10 = log.order.slice(1, 11);
       for (let i = 1; i <= 9; i++) expect(next10).toContain(`small-${i}`);
       // a cluster submit is one transaction each: 1,010 of them take seconds
@@ -33,10 +30,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       for (let i = 0; i < 30; i++) void log.take(`heavy-${i}`, 'a', { tenant: 'heavy' });
       for (let i = 0; i < 30; i++) void log.take(`light-${i}`, 'a', { tenant: 'light' });
       await settle();
-      for (let grant = 0; grant < 30; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(30, settle);
       const served = log.order.slice(1);
       const heavy = served.filter((label) => label.startsWith('heavy')).length;
       expect(served).toHaveLength(30);
@@ -53,10 +47,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       for (let i = 0; i < 3; i++) void log.take(`u-${i}`, 'a', { tenant: 'u' });
       void log.take('t-back', 'a', { tenant: 't' });
       await settle();
-      for (let grant = 0; grant < 4; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(4, settle);
       expect(log.order).toEqual(['hold', 'u-0', 't-back', 'u-1', 'u-2']);
     });
 
@@ -67,10 +58,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       for (let i = 0; i < 3; i++) void log.take(`none-${i}`, 'a');
       for (let i = 0; i < 3; i++) void log.take(`t-${i}`, 'a', { tenant: 't' });
       await settle();
-      for (let grant = 0; grant < 6; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(6, settle);
       // hold, granted at submit, took the untenanted flow's first tag [0, 1): its next request starts at 1
       expect(log.order).toEqual(['hold', 't-0', 'none-0', 't-1', 'none-1', 't-2', 'none-2']);
     });
@@ -85,10 +73,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       void log.take('normal', 'a', { tenant: 'n' });
       void log.take('high', 'a', { tenant: 'h', priority: 'high' });
       await settle();
-      for (let grant = 0; grant < 3; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(3, settle);
       expect(log.order).toEqual(['hold', 'high', 'normal', 'low']);
     });
 
@@ -100,10 +85,7 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       void log.take('high', 'a', { tenant: 't', priority: 'high' });
       void log.take('other-normal', 'a', { tenant: 'u' });
       await settle();
-      for (let grant = 0; grant < 3; grant++) {
-        log.releaseOldest();
-        await settle();
-      }
+      await log.releaseInTurn(3, settle);
       // the flow of t competes with its head (low), so u's normal request goes first
       expect(log.order).toEqual(['hold', 'other-normal', 'low', 'high']);
     });

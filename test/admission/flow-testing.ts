@@ -42,4 +42,12 @@ export class GrantLog {
     this.release(label);
     return label;
   }
+
+  /** Releases the oldest held permit `count` times, letting the controller settle (and grant) after each. */
+  async releaseInTurn(count: number, settle: () => Promise<void>): Promise<void> {
+    for (let release = 0; release < count; release++) {
+      this.releaseOldest();
+      await settle();
+    }
+  }
 }
