@@ -1,7 +1,6 @@
-import { optionFailureDetails, readOptions, readOwnData, type OptionRules } from '../shared/options/option-reader';
+import { optionFailureDetails, readIdRecord, readOptions, type OptionRules } from '../shared/options/option-reader';
 import { integerIn, oneOf } from '../shared/options/option-rules';
 import { isSafeIntegerAtLeast } from '../shared/options/plain-object';
-import { isValidId } from '../shared/ids/id-rule';
 import { AdmissionError } from './admission.errors';
 import { FLOW_CONFIG_KEYS, resolveFlowConfig, type FlowControlConfig, type ResolvedFlowConfig } from './flow/flow-config';
 
@@ -58,11 +57,7 @@ export function isDrainTimeoutMs(value: unknown): value is number {
 
 /** A plain object (no Proxy) whose own keys are agent ids, each an own data property holding a safe integer ≥ 1. */
 function isAgentLimits(value: unknown): value is Record<string, number> {
-  if (readOwnData(value, []) === null) return false;
-  return Reflect.ownKeys(value as object).every((key) => {
-    const descriptor = Object.getOwnPropertyDescriptor(value, key);
-    return isValidId(key) && descriptor !== undefined && 'value' in descriptor && isSafeIntegerAtLeast(descriptor.value, 1);
-  });
+  return readIdRecord(value)?.every(([, limit]) => isSafeIntegerAtLeast(limit, 1)) ?? false;
 }
 
 /** The rules of spec 01 §2, one per option; `undefined` means "take the default". */

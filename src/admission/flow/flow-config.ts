@@ -1,6 +1,6 @@
-import { readOwnData } from '../../shared/options/option-reader';
+import { readIdRecord, readOwnData } from '../../shared/options/option-reader';
+import { isPositiveFinite } from '../../shared/options/option-rules';
 import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
-import { isValidId } from '../../shared/ids/id-rule';
 import { AdmissionError } from '../admission.errors';
 import { resolveRate, RATE_KEYS, type Rate, type ResolvedRate } from './rate-buckets';
 
@@ -97,8 +97,6 @@ export const FLOW_CONFIG_KEYS = Object.freeze([
 
 const DEFAULT_PRIORITY_AGING_MS = 10_000;
 
-/** Finite > 0. */
-export const isPositiveFinite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
 const isInfinity = (value: unknown): boolean => value === 'infinity' || value === Infinity;
 const isCountLimit = (value: unknown): boolean => isInfinity(value) || isSafeIntegerAtLeast(value, 1);
 const isCostLimit = (value: unknown): boolean => isInfinity(value) || isPositiveFinite(value);
@@ -107,16 +105,11 @@ const toLimit = (value: unknown): number => (isInfinity(value) ? Infinity : (val
 /** Thrown with the option's path, ids replaced by `*`, so an error never carries an id or a value. */
 const invalid = (field: string): AdmissionError => new AdmissionError('invalid_admission_control_config', { field });
 
-/** Own data values of a plain, non-Proxy object keyed by ids; throws with `field` otherwise. */
+/** The entries of an id-keyed option; throws with `field` for a non-plain object, `field.*` for a bad key. */
 function readIdMap(value: unknown, field: string): Array<[string, unknown]> {
-  const own = readOwnData(value, []);
-  if (own === null) throw invalid(field);
-  const entries: Array<[string, unknown]> = [];
-  for (const key of Reflect.ownKeys(value as object)) {
-    const descriptor = Object.getOwnPropertyDescriptor(value, key);
-    if (typeof key !== 'string' || !isValidId(key) || descriptor === undefined || !('value' in descriptor)) throw invalid(`${field}.*`);
-    entries.push([key, descriptor.value]);
-  }
+  if (readOwnData(value, []) === null) throw invalid(field);
+  const entries = readIdRecord(value);
+  if (entries === null) throw invalid(`${field}.*`);
   return entries;
 }
 

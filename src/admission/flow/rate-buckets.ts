@@ -1,3 +1,4 @@
+import { isPositiveFinite } from '../../shared/options/option-rules';
 import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 
 /** Requests and cost per minute of one scope (spec 09 §5). */
@@ -21,8 +22,6 @@ export interface ResolvedRate {
 }
 
 export const RATE_KEYS = Object.freeze(['requestsPerMinute', 'costPerMinute', 'burst', 'burstCost'] as const);
-
-const isPositiveFinite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
 
 /** The resolved rate, or the name of the first invalid key. */
 export function resolveRate(raw: { readonly [P in (typeof RATE_KEYS)[number]]?: unknown }): ResolvedRate | (typeof RATE_KEYS)[number] {

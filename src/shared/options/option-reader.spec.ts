@@ -1,4 +1,4 @@
-import { firstFailures, optionFailureDetails, readOptions, readOwnData } from './option-reader';
+import { firstFailures, optionFailureDetails, readIdRecord, readOptions, readOwnData } from './option-reader';
 import { integerIn, oneOf } from './option-rules';
 
 const rules = { limit: integerIn(1), mode: oneOf('a', 'b') };
@@ -37,6 +37,29 @@ describe('readOwnData', () => {
   it('names unknown keys only when they are identifiers; symbols and odd names are "unknown"', () => {
     const own = readOwnData({ good_name: 1, 'bad\nname': 2, [Symbol('s')]: 3, zeta: 4 }, []);
     expect(own?.unknown).toEqual(['good_name', 'unknown', 'zeta']);
+  });
+});
+
+describe('readIdRecord', () => {
+  it('reads the entries of a plain object keyed by ids', () => {
+    expect(readIdRecord({ 'agent-a': 1, b: { x: 2 } })).toEqual([
+      ['agent-a', 1],
+      ['b', { x: 2 }],
+    ]);
+    expect(readIdRecord(Object.create(null))).toEqual([]);
+  });
+
+  it('refuses a key that breaks the id rule, a symbol key, a getter (never called), a proxy and a non-plain object', () => {
+    const getter = jest.fn(() => 1);
+    expect(readIdRecord({ 'bad\u0001key': 1 })).toBeNull();
+    expect(readIdRecord({ '': 1 })).toBeNull();
+    expect(readIdRecord({ [Symbol('s')]: 1 })).toBeNull();
+    expect(readIdRecord(Object.defineProperty({}, 'a', { get: getter, enumerable: true }))).toBeNull();
+    expect(getter).not.toHaveBeenCalled();
+    expect(readIdRecord(new Proxy({ a: 1 }, {}))).toBeNull();
+    expect(readIdRecord(new Map([['a', 1]]))).toBeNull();
+    expect(readIdRecord([1])).toBeNull();
+    expect(readIdRecord(null)).toBeNull();
   });
 });
 

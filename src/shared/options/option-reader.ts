@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import type { ErrorDetails } from '../errors/agent-runtime-error';
+import { isValidId } from '../ids/id-rule';
 import { isPlainObject } from './plain-object';
 
 /** What to do with keys a reader does not know. */
@@ -44,6 +45,22 @@ export function readOwnData<K extends string>(value: unknown, known: readonly K[
     // a frozen-in-the-middle exotic object: nothing trustworthy to read
     return null;
   }
+}
+
+/**
+ * The entries of a map given as a plain object keyed by ids (agents, tenants): `null` unless
+ * {@link readOwnData} accepts it and every own key is a valid id held by a data property (a getter is
+ * never called).
+ */
+export function readIdRecord(value: unknown): Array<[string, unknown]> | null {
+  if (readOwnData(value, []) === null) return null;
+  const entries: Array<[string, unknown]> = [];
+  for (const key of Reflect.ownKeys(value as object)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    if (typeof key !== 'string' || !isValidId(key) || descriptor === undefined || !('value' in descriptor)) return null;
+    entries.push([key, descriptor.value]);
+  }
+  return entries;
 }
 
 /** One rule per known option: true when the (present, not `undefined`) value is acceptable. */

@@ -16,5 +16,8 @@ export const isBoolean = (value: unknown): boolean => typeof value === 'boolean'
 
 export const isFunction = (value: unknown): boolean => typeof value === 'function';
 
+/** A finite number > 0. */
+export const isPositiveFinite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+
 /** A non-empty string. */
 export const isNonEmptyString = (value: unknown): boolean => typeof value === 'string' && value.length > 0;
