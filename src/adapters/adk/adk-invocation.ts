@@ -1,5 +1,5 @@
 import type { RunnerError } from '../../runner/runner.errors';
-import { ModelCallReports } from '../../runner/invocation/invocation-admission';
+import { ModelCallReports } from '../../admission/model-call-reports';
 import type { AdkEvent, InvocationContext } from './adk.types';
 import type { AdkPolicyGuard } from './adk-policy-guard';
 

@@ -1,4 +1,4 @@
-import { isOverloadedModelError } from '../../runner/invocation/invocation-admission';
+import { isProviderOverloadError } from '../../admission/model-call-reports';
 import { canonicalJson } from '../../json/canonical-json';
 import type { PolicyDecision } from '../../policy/runtime-policy.types';
 import { denialError, denialRecord } from '../../runner/loop/event-recorder';
@@ -274,6 +274,6 @@ function modelCallEnded(invocation: AdkInvocation | undefined, outcome: unknown,
   const latencyMs = performance.now() - invocation.modelCallStartedAt;
   invocation.modelCallStartedAt = null;
   const errorCode = failed ? undefined : (outcome as { errorCode?: unknown } | undefined)?.errorCode;
-  const overloaded = failed ? isOverloadedModelError(outcome) : errorCode === '429' || errorCode === '503' || errorCode === 'RESOURCE_EXHAUSTED';
+  const overloaded = failed ? isProviderOverloadError(outcome) : errorCode === '429' || errorCode === '503' || errorCode === 'RESOURCE_EXHAUSTED';
   invocation.modelReports.modelCallEnded(latencyMs, overloaded);
 }

@@ -2,7 +2,7 @@ import type { AdmissionRequestOptions } from '../../admission/admission-request'
 import type { PermitSource } from '../../admission/admission-service';
 import { runUnderPermit } from '../../admission/requests/admission-waiters';
 import type { Permit } from '../../admission/permit';
-import { isOverloadedModelError, ModelCallReports } from '../../runner/invocation/invocation-admission';
+import { isProviderOverloadError, ModelCallReports } from '../../admission/model-call-reports';
 import { AdmissionError } from '../../admission/admission.errors';
 import { optionFailureDetails, readOptions } from '../../shared/options/option-reader';
 
@@ -66,7 +66,7 @@ async function reported<T>(permit: Permit, call: () => T | PromiseLike<T>): Prom
     reports.finish();
     return result;
   } catch (error) {
-    if (isOverloadedModelError(error)) reports.modelCallEnded(performance.now() - started, true);
+    if (isProviderOverloadError(error)) reports.modelCallEnded(performance.now() - started, true);
     throw error;
   }
 }

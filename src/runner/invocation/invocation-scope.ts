@@ -15,7 +15,7 @@ import { visibleState } from '../durable/continuations';
 import type { DurableRecord } from '../durable/durable-record';
 import type { RunSpans } from '../tracing/run-tracer';
 import type { TelemetrySink } from '../../telemetry/telemetry-sink';
-import { ModelCallReports } from './invocation-admission';
+import { ModelCallReports } from '../../admission/model-call-reports';
 
 /** Why an invocation was ended from outside its own flow. */
 export type InvocationEnd =
