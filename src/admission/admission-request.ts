@@ -44,6 +44,12 @@ export interface ParsedRequest {
 /** The largest `cost` of a request (spec 09 §1). */
 export const MAX_REQUEST_COST = 2 ** 31;
 
+/** A request's `cost`: a number in 0..{@link MAX_REQUEST_COST}. */
+export const isRequestCost = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value <= MAX_REQUEST_COST;
+
+/** A request's `priority`: `'high'`, `'normal'` or `'low'`. */
+export const isPriorityClass = (value: unknown): value is PriorityClass => typeof value === 'string' && Object.hasOwn(CLASS_RANK, value);
+
 const invalid = (field: string) => new AdmissionError('invalid_admission_options', { field });
 
 /** Validates every present option (even an overridden one) and computes the absolute deadline. */
@@ -69,8 +75,8 @@ export function parseRequestOptions(
   if (deadline !== undefined && !isDeadline(deadline)) throw invalid('deadline');
   if (queueTimeoutMs !== undefined && !isTimeoutMs(queueTimeoutMs)) throw invalid('queueTimeoutMs');
   if (tenant !== undefined && !isValidId(tenant)) throw invalid('tenant');
-  if (cost !== undefined && !(typeof cost === 'number' && cost >= 0 && cost <= MAX_REQUEST_COST)) throw invalid('cost');
-  if (priority !== undefined && !(typeof priority === 'string' && Object.hasOwn(CLASS_RANK, priority))) throw invalid('priority');
+  if (cost !== undefined && !isRequestCost(cost)) throw invalid('cost');
+  if (priority !== undefined && !isPriorityClass(priority)) throw invalid('priority');
   return {
     tenant,
     cost: cost ?? 1,

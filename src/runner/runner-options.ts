@@ -15,7 +15,8 @@ import { RunnerError } from './runner.errors';
 import type { PermitSource } from '../admission/admission-service';
 import type { RunnerAdmissionOptions, RunnerLogger } from './runner.types';
 import { isValidId } from '../shared/ids/id-rule';
-import { MAX_REQUEST_COST } from '../admission/admission-request';
+import { isPriorityClass, isRequestCost } from '../admission/admission-request';
+import { isTimeoutMs } from '../admission/admission-config';
 import type { SessionService } from './session.types';
 import type { ArtifactService, MemoryService } from './tools/tool-services.types';
 import { defaultRunTracer } from './tracing/otel/default-run-tracer';
@@ -94,10 +95,10 @@ const RULES = {
 const ADMISSION_RULES = {
   controller: hasMethods(['acquire', 'release']),
   overflow: oneOf('reject', 'queue'),
-  queueTimeoutMs: (value: unknown) => value === 'infinity' || value === Infinity || integerIn(0)(value),
+  queueTimeoutMs: isTimeoutMs,
   tenant: (value: unknown) => typeof value === 'function' || isValidId(value),
-  cost: (value: unknown) => typeof value === 'function' || (typeof value === 'number' && value >= 0 && value <= MAX_REQUEST_COST),
-  priority: (value: unknown) => typeof value === 'function' || oneOf('high', 'normal', 'low')(value),
+  cost: (value: unknown) => typeof value === 'function' || isRequestCost(value),
+  priority: (value: unknown) => typeof value === 'function' || isPriorityClass(value),
 };
 
 /** Validates `new Runner(options)` synchronously; every problem is a `RunnerError`. */
