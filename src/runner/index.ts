@@ -1,6 +1,6 @@
 export { Runner } from './runner';
 export { RunnerError, type RunnerErrorCode } from './runner.errors';
-export type { RunnerOptions, RunnerAdmissionOptions, RunnerLogger, RunRequest, ResumeRequest, RunResult, RunStream } from './runner.types';
+export type { RunnerOptions, RunnerAdmissionOptions, AdmissionRunContext, RunnerLogger, RunRequest, ResumeRequest, RunResult, RunStream } from './runner.types';
 export {
   amendToolCall,
   type Agent,
