@@ -43,17 +43,23 @@ export interface AgentAdmissionStatus {
 
 /** Counts of one tenant in {@link AdmissionStatus.per_tenant} (spec 09 §7). */
 export interface TenantAdmissionStatus {
+  /** Permits the tenant holds, across agents. */
   readonly active: number;
+  /** Requests of the tenant waiting, across agents. */
   readonly queued: number;
   /** Its permit limit; `'infinity'` without one. */
   readonly limit: number | 'infinity';
+  /** Sum of the estimated `cost` of its held permits. */
   readonly cost_in_use: number;
 }
 
 /** The tenants beyond the top 20 of {@link AdmissionStatus.per_tenant}, folded together. */
 export interface OtherTenantsStatus {
+  /** How many tenants are folded here. */
   readonly count: number;
+  /** Permits they hold together. */
   readonly active: number;
+  /** Requests of theirs waiting together. */
   readonly queued: number;
 }
 

@@ -2,6 +2,7 @@ import type { ResolvedAdaptive } from './flow-config';
 
 /** What a permit's work reports (spec 09 §6): how it went, and optionally how long it took. */
 export interface WorkReport {
+  /** `overloaded` when the provider refused or slowed down (a 429, a 503): it lowers an adaptive agent's limit. */
   readonly outcome: 'ok' | 'overloaded';
   /** Finite ≥ 0; informative only (the AIMD rule of spec 09 does not use it). */
   readonly latencyMs?: number;

@@ -18,10 +18,15 @@ export interface AdaptiveLimitConfig {
 
 /** Rates per scope (spec 09 §5): the global scope, agents (a default and overrides) and tenants likewise. */
 export interface RatesConfig {
+  /** One rate for all requests together. @default none */
   global?: Rate;
+  /** The rate of each agent without an entry in `agents`. @default none */
   defaultAgent?: Rate;
+  /** Rates of agents, by agent id. */
   agents?: Record<string, Rate>;
+  /** The rate of each tenant without an entry in `tenants`. @default none */
   defaultTenant?: Rate;
+  /** Rates of tenants, by tenant id (a tenant named here may appear in metrics). */
   tenants?: Record<string, Rate>;
 }
 
@@ -29,15 +34,19 @@ export interface RatesConfig {
 export interface FlowControlConfig {
   /** Permits a tenant may hold at once across agents; safe integer > 0 or `'infinity'`. @default 'infinity' */
   defaultTenantLimit?: number | 'infinity';
-  /** Per-tenant overrides of `defaultTenantLimit`, by tenant id. */
+  /** Per-tenant overrides of `defaultTenantLimit`, by tenant id (a tenant named here may appear in metrics). @default none */
   tenantLimits?: Record<string, number | 'infinity'>;
   /** A tenant's share in fair queueing; finite > 0. @default 1 each */
   tenantWeights?: Record<string, number>;
   /** Sum of `cost` held at once across agents; finite > 0 or `'infinity'`. @default 'infinity' */
   globalCostLimit?: number | 'infinity';
+  /** Sum of `cost` each agent without an entry in `agentCostLimits` may hold at once; finite > 0 or `'infinity'`. @default 'infinity' */
   defaultAgentCostLimit?: number | 'infinity';
+  /** Per-agent overrides of `defaultAgentCostLimit`, by agent id. @default none */
   agentCostLimits?: Record<string, number | 'infinity'>;
+  /** Sum of `cost` each tenant without an entry in `tenantCostLimits` may hold at once, across agents; finite > 0 or `'infinity'`. @default 'infinity' */
   defaultTenantCostLimit?: number | 'infinity';
+  /** Per-tenant overrides of `defaultTenantCostLimit`, by tenant id. @default none */
   tenantCostLimits?: Record<string, number | 'infinity'>;
   /** Requests and cost per minute per scope (token buckets). */
   rates?: RatesConfig;

@@ -3,9 +3,9 @@ import { isSafeIntegerAtLeast } from '../../shared/options/plain-object';
 
 /** Requests and cost per minute of one scope (spec 09 §5). */
 export interface Rate {
-  /** Refill of the request bucket; finite > 0. */
+  /** Refill of the request bucket; finite > 0. @default none (requests are not rated) */
   requestsPerMinute?: number;
-  /** Refill of the cost bucket; finite > 0. */
+  /** Refill of the cost bucket; finite > 0. @default none (cost is not rated) */
   costPerMinute?: number;
   /** Capacity of the request bucket; safe integer ≥ 1. @default 1 */
   burst?: number;
