@@ -52,7 +52,7 @@ interface TenantUse {
  * Counts of agents stay in the decision's {@link Tally}; costs, tenants, buckets, tags and adaptive
  * limits are here.
  */
-export class FlowState {
+export class DecisionFlowState {
   readonly flow: ResolvedFlowConfig;
   /**
    * Wall-clock ms of this decision on the deciding instance: bucket time and aging. Instances' wall

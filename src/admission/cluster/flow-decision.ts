@@ -8,7 +8,7 @@ import type { TransactionClient } from '../../database/transaction-runner';
 import type { DecisionPlan, FlowReading, GrantedRow, ReportRecord, SettleRecord, SubmitDecision, SubmitPlan } from './admission-decisions';
 import type { Tally } from './decision-tally';
 import { GRANT_QUEUED, INSERT_FLOW_PERMIT, INSERT_FLOW_QUEUED, NEXT_HEAD } from './flow-sql';
-import { flowKey, FlowState, headOf, type FlowHead } from './flow-state';
+import { DecisionFlowState, flowKey, headOf, type FlowHead } from './decision-flow-state';
 
 /** What the flow-control part of a decision did. */
 export interface FlowDecision {
@@ -25,7 +25,7 @@ export interface FlowDecision {
  * `saturation` holds what the permit rows said of reports whose grant the instance did not see.
  */
 export async function decideFlow(client: TransactionClient, plan: DecisionPlan, tally: Tally, saturation: ReadonlyMap<string, boolean> | undefined): Promise<FlowDecision> {
-  const state = new FlowState(plan.config, tally);
+  const state = new DecisionFlowState(plan.config, tally);
   await state.load(client, plan.wallNow());
   applySettles(state, plan.settles ?? []);
   applyReports(state, plan.reports ?? [], saturation);
@@ -38,7 +38,7 @@ export async function decideFlow(client: TransactionClient, plan: DecisionPlan, 
   return { grants, submit, flow: reading(state, wakeAfterMs) };
 }
 
-function applySettles(state: FlowState, settles: readonly SettleRecord[]): void {
+function applySettles(state: DecisionFlowState, settles: readonly SettleRecord[]): void {
   for (const settle of settles) {
     for (const [limits, usage] of state.scopesOf(settle.agentId, settle.tenant)) {
       if (limits.rate !== undefined && usage.buckets !== undefined) settleCost(limits.rate, usage.buckets, settle.estimated, settle.actual);
@@ -46,7 +46,7 @@ function applySettles(state: FlowState, settles: readonly SettleRecord[]): void 
   }
 }
 
-function applyReports(state: FlowState, reports: readonly ReportRecord[], saturation: ReadonlyMap<string, boolean> | undefined): void {
+function applyReports(state: DecisionFlowState, reports: readonly ReportRecord[], saturation: ReadonlyMap<string, boolean> | undefined): void {
   for (const record of reports) {
     const adaptive = state.adaptiveOf(record.agentId);
     if (adaptive === undefined) continue;
@@ -62,7 +62,7 @@ function applyReports(state: FlowState, reports: readonly ReportRecord[], satura
  * sequence); only heads compete, so order within a flow stays FIFO. `refusals` ends up holding why
  * each remaining head waits.
  */
-async function dispatch(client: TransactionClient, state: FlowState, refusals: Map<string, Refusal>): Promise<GrantedRow[]> {
+async function dispatch(client: TransactionClient, state: DecisionFlowState, refusals: Map<string, Refusal>): Promise<GrantedRow[]> {
   const grants: GrantedRow[] = [];
   for (;;) {
     refusals.clear();
@@ -85,7 +85,7 @@ async function dispatch(client: TransactionClient, state: FlowState, refusals: M
   }
 }
 
-async function grantHead(client: TransactionClient, state: FlowState, head: FlowHead): Promise<GrantedRow> {
+async function grantHead(client: TransactionClient, state: DecisionFlowState, head: FlowHead): Promise<GrantedRow> {
   const { agentId, tenant } = head;
   const saturated = isSaturated(state, agentId);
   takeTokens(state.scopesOf(agentId, tenant), head.cost);
@@ -105,7 +105,7 @@ async function grantHead(client: TransactionClient, state: FlowState, head: Flow
 }
 
 /** Whether the agent holds at least its effective limit once this grant counts (the AIMD reading of saturation). */
-function isSaturated(state: FlowState, agentId: string): boolean {
+function isSaturated(state: DecisionFlowState, agentId: string): boolean {
   return state.flow.adaptive.has(agentId) && state.tally.of(agentId).active + 1 >= state.limitOf(agentId);
 }
 
@@ -113,7 +113,7 @@ function isSaturated(state: FlowState, agentId: string): boolean {
  * Spec 09 §2 and §8 for the new request: granted only when its flow has nobody queued and every scope
  * has capacity; else refused (`reject`: the first refusing scope, a queued flow's head's reason) or queued with its tags.
  */
-async function decideSubmit(client: TransactionClient, plan: DecisionPlan, submit: SubmitPlan, state: FlowState, refusals: Map<string, Refusal>): Promise<SubmitDecision> {
+async function decideSubmit(client: TransactionClient, plan: DecisionPlan, submit: SubmitPlan, state: DecisionFlowState, refusals: Map<string, Refusal>): Promise<SubmitDecision> {
   const { agentId, tenant, cost } = submit;
   const key = flowKey(agentId, tenant);
   const scopes = state.scopesOf(agentId, tenant);
@@ -149,7 +149,7 @@ async function decideSubmit(client: TransactionClient, plan: DecisionPlan, submi
   return { kind: 'queued', seq };
 }
 
-function reading(state: FlowState, wakeAfterMs: number): FlowReading {
+function reading(state: DecisionFlowState, wakeAfterMs: number): FlowReading {
   const agents = new Map<string, { cost: number; adaptive: AdaptiveState | undefined }>();
   for (const [agentId] of state.tally.counts(0).perAgent) {
     const adaptive = state.adaptiveOf(agentId);
