@@ -28,3 +28,4 @@ export { ClusterAdmissionController, type ClusterAdmissionControllerDeps } from 
 export type { ClusterAdmissionOptions } from './cluster/cluster-admission-options';
 export type { ClusterAdmissionStatus } from './cluster/cluster-admission.types';
 export type { AdmissionErrorBody } from './admission-http';
+export { statusWithoutTenantIds } from './status-without-tenants';

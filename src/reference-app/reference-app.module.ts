@@ -26,7 +26,7 @@ import { isApprover, referenceAuthorizeRun, referencePrincipalResolver, referenc
 import type { ResolvePrincipal } from '../http/principal';
 import { TraceStoreModule } from '../trace/trace-store.module';
 import type { RuntimePolicySpec } from '../policy/runtime-policy-compiler';
-import { AdmissionStatusController, HealthController } from './status.controller';
+import { AdmissionStatusController, HealthController, REFERENCE_PRINCIPALS } from './status.controller';
 import { ConsoleModule } from '../observability/console/console.module';
 import { MetricsModule } from '../observability/metrics/metrics.module';
 
@@ -89,12 +89,12 @@ export class ReferenceAppModule {
         RunsModule.forRootAsync(referenceRunsOptions(access)),
         // every authenticated caller evaluates as the reference app itself
         EvaluationModule.forRoot({ resolvePrincipal, resolveScope: () => ({ app: REFERENCE_APP_NAME }), service: { maxConcurrency: 2, maxQueue: 100 } }),
-        // behind the demo authentication: each viewer sees the runs they may see; approvers see denials too
-        ConsoleModule.forRoot({ path: '/console', resolvePrincipal, mayViewDenials: isApprover }),
+        // behind the demo authentication: each viewer sees the runs they may see; approvers see denials and tenants too
+        ConsoleModule.forRoot({ path: '/console', resolvePrincipal, mayViewDenials: isApprover, mayViewTenants: isApprover }),
         MetricsModule.forRoot({ defaultMetrics: true }),
       ],
       controllers: [InvokeController, InvocationsController, PolicyDemoController, AdmissionStatusController, HealthController],
-      providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, DatabaseHealthIndicator, ReferenceGenerationListener, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
+      providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, { provide: REFERENCE_PRINCIPALS, useValue: resolvePrincipal }, DatabaseHealthIndicator, ReferenceGenerationListener, ...leaseRecoveryProviders, ...(options.logDecisions === false ? [] : [DecisionLogListener])],
     };
   }
 }

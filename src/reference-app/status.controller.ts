@@ -1,19 +1,33 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
-import type { Response } from 'express';
+import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import type { AdmissionService } from '../admission/admission-service';
 import { ADMISSION_SERVICE } from '../admission/admission.constants';
 import type { AdmissionStatus } from '../admission/admission.types';
+import { statusWithoutTenantIds } from '../admission/status-without-tenants';
+import type { ResolvePrincipal } from '../http/principal';
+import { isApprover } from './reference-auth';
 import { ReadinessService } from '../health/readiness.service';
 import type { ReadinessReport } from '../health/readiness-report';
 
-/** `GET /admission/status`: the controller's aggregate, content-free status record. */
+/** Injection token of the reference service's principal resolver (the demo users' bearer tokens). */
+export const REFERENCE_PRINCIPALS = Symbol('REFERENCE_PRINCIPALS');
+
+/**
+ * `GET /admission/status`: the controller's aggregate, content-free status record. Tenant ids (which
+ * name customers) only for an approver; anyone else sees every tenant folded into `other_tenants`.
+ */
 @Controller('admission')
 export class AdmissionStatusController {
-  constructor(@Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService) {}
+  constructor(
+    @Inject(ADMISSION_SERVICE) private readonly admission: AdmissionService,
+    @Inject(REFERENCE_PRINCIPALS) private readonly resolvePrincipal: ResolvePrincipal,
+  ) {}
 
   @Get('status')
-  status(): AdmissionStatus {
-    return this.admission.status();
+  async status(@Req() request: Request): Promise<AdmissionStatus> {
+    const principal = await this.resolvePrincipal(request);
+    const status = this.admission.status();
+    return principal !== null && isApprover(principal) ? status : statusWithoutTenantIds(status);
   }
 }
 

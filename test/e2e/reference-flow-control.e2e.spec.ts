@@ -31,7 +31,9 @@ describe.each([
 
   const invoke = (tenant: string | null, agent: string, workMs: number, route: 'invoke' | 'invoke-now' = 'invoke') =>
     service.http.send(`/agents/${agent}/${route}`, { method: 'POST', body: { work_ms: workMs }, headers: tenant === null ? {} : { [TENANT_HEADER]: tenant } }).result;
-  const status = async () => (await service.http.send('/admission/status').result).body;
+  // the operator (an approver) sees tenant ids; see "tenant ids only for approvers" below
+  const OPERATOR = { authorization: 'Bearer operator-token' };
+  const status = async () => (await service.http.send('/admission/status', { headers: OPERATOR }).result).body;
 
   async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -95,6 +97,21 @@ describe.each([
       // admitted while alice's three still run: without the tenant limit she would hold all four
       expect(Date.now() - started).toBeLessThan(WORK_MS);
       expect((await Promise.all(alice)).map((result) => result.status)).toEqual([200, 200, 200, 200]);
+    }, 30_000);
+
+    it('tenant ids only for approvers: anonymous callers and other users see every tenant folded into other_tenants', async () => {
+      const WORK_MS = 1_500;
+      const calls = [invoke('acme-corp', 'p', WORK_MS), invoke('globex-inc', 'q', WORK_MS)];
+      const seen = await until(status, (s) => s.per_tenant?.['acme-corp']?.active === 1 && s.per_tenant?.['globex-inc']?.active === 1);
+      expect(Object.keys(seen.per_tenant).sort()).toEqual(['acme-corp', 'globex-inc']);
+      for (const headers of [{}, { authorization: 'Bearer alice-token' }]) {
+        const answer = await service.http.send('/admission/status', { headers }).result;
+        expect(answer.status).toBe(200);
+        expect(answer.body.per_tenant).toEqual({});
+        expect(answer.body.other_tenants).toMatchObject({ count: 2, active: 2 });
+        expect(answer.text).not.toMatch(/acme-corp|globex-inc/);
+      }
+      expect((await Promise.all(calls)).map((result) => result.status)).toEqual([200, 200]);
     }, 30_000);
 
     it('counts calls without the header as the anonymous tenant', async () => {

@@ -14,7 +14,8 @@ export type ConsoleImports = readonly object[];
  * Options of `ConsoleModule.forRoot`. With `resolvePrincipal` (or `allowAnonymous`) every console route
  * needs a principal (401 `unauthenticated` otherwise) and the console shows its viewer only the runs and
  * pending confirmations `RunsModule` lets that principal see (owner, or its `authorizeRun` for `list` and
- * `confirm`), and denials only when `mayViewDenials` says so. With a `guard` only, the guard decides who
+ * `confirm`), denials only when `mayViewDenials` says so, and tenant ids only when `mayViewTenants` says
+ * so (others see every tenant's counts folded into `other_tenants`). With a `guard` only, the guard decides who
  * is an operator and every run is shown.
  */
 export interface ConsoleModuleOptions extends PrincipalOptions {
@@ -37,6 +38,12 @@ export interface ConsoleModuleOptions extends PrincipalOptions {
    */
   readonly mayViewDenials?: (principal: Principal) => boolean;
   /**
+   * Whether a viewer sees which tenants have work (the admission panel's tenant rows); a tenant id
+   * usually names a customer, so others see the tenants' counts folded into one row. Used with
+   * `resolvePrincipal`. @default nobody
+   */
+  readonly mayViewTenants?: (principal: Principal) => boolean;
+  /**
    * Serve the console without any guard. Only an explicit `true` counts; without it, a `guard` and a
    * `resolvePrincipal`, `forRoot` throws `ConsoleError('console_guard_required')`. @default false
    */
@@ -58,6 +65,7 @@ export interface ResolvedConsoleOptions {
   /** The viewer rule; disabled (no viewer: every run shown) without `resolvePrincipal`/`allowAnonymous`. */
   readonly principals: PrincipalGate;
   readonly mayViewDenials: (principal: Principal) => boolean;
+  readonly mayViewTenants: (principal: Principal) => boolean;
   readonly imports: ConsoleImports;
   readonly refreshMs: number;
   readonly maxRuns: number;
@@ -79,6 +87,7 @@ const RULES = {
   maxRuns: integerIn(1, 1024),
   maxDenials: integerIn(1, 200),
   mayViewDenials: isFunction,
+  mayViewTenants: isFunction,
   ...PRINCIPAL_OPTION_RULES,
 };
 
@@ -98,6 +107,7 @@ export function resolveConsoleOptions(options: ConsoleModuleOptions): ResolvedCo
     guard: values.guard as ConsoleGuard | undefined,
     principals,
     mayViewDenials: (values.mayViewDenials as ((principal: Principal) => boolean) | undefined) ?? (() => false),
+    mayViewTenants: (values.mayViewTenants as ((principal: Principal) => boolean) | undefined) ?? (() => false),
     imports: (values.imports as ConsoleImports | undefined) ?? [],
     refreshMs: (values.refreshMs as number | undefined) ?? 1000,
     maxRuns: (values.maxRuns as number | undefined) ?? 50,

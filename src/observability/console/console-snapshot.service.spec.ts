@@ -131,6 +131,27 @@ describe('ConsoleSnapshotService', () => {
     admission.beginDrain();
   });
 
+  test('tenant ids only for a viewer mayViewTenants allows; others see every tenant folded into other_tenants', async () => {
+    const admission = new AdmissionController({ overflow: 'queue', defaultQueueTimeoutMs: 'infinity', defaultTenantLimit: 1 });
+    admission.submit('chat', { tenant: 'acme' });
+    admission.submit('chat', { tenant: 'acme' });
+    admission.submit('chat', { tenant: 'globex' });
+    const options = resolveConsoleOptions({ path: '/console', resolvePrincipal: () => null, mayViewTenants: (principal) => principal.id === 'operator' });
+    const service = new ConsoleSnapshotService(options, admission, null, null, null, null);
+
+    const forAlice = await service.snapshot({ id: 'alice' });
+    expect(forAlice.admission?.per_tenant).toEqual([]);
+    expect(forAlice.admission?.other_tenants).toEqual({ count: 2, active: 2, queued: 1 });
+    expect(JSON.stringify(forAlice)).not.toMatch(/acme|globex/);
+    const forOperator = await service.snapshot({ id: 'operator' });
+    expect(forOperator.admission?.per_tenant?.map((tenant) => tenant.tenant)).toEqual(['acme', 'globex']);
+    expect(forOperator.admission?.other_tenants).toEqual({ count: 0, active: 0, queued: 0 });
+    // a rule that throws shows nothing
+    const throwing = resolveConsoleOptions({ path: '/console', resolvePrincipal: () => null, mayViewTenants: () => { throw new Error('rule'); } });
+    expect((await new ConsoleSnapshotService(throwing, admission, null, null, null, null).snapshot({ id: 'operator' })).admission?.per_tenant).toEqual([]);
+    admission.beginDrain();
+  });
+
   test('without flow options the admission snapshot has no tenant keys', async () => {
     const admission = new AdmissionController();
     admission.submit('chat');

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import type { AdmissionService } from '../../admission/admission-service';
 import { ADMISSION_SERVICE } from '../../admission/admission.constants';
 import type { AdmissionStatus } from '../../admission/admission.types';
+import { statusWithoutTenantIds } from '../../admission/status-without-tenants';
 import { AuditSink } from '../../policy/audit-log/audit-sink';
 import { DeferredPostgresAuditLog } from '../../policy/audit-log/deferred-postgres-audit-log.service';
 import { PostgresAuditLog } from '../../policy/audit-log/postgres-audit-log';
@@ -25,7 +26,8 @@ const NOT_SHOWN: ConsoleDenials = Object.freeze({ status: 'not_shown' });
  * status, the runs of the `RunRegistry` with their pending confirmations, and the newest denials of
  * the Postgres audit log. A missing module gives its section as `null`; building never throws. For a
  * viewer principal, runs are those `RunsModule`'s access rule allows for `list`, confirmations those
- * of them it allows for `confirm`, and denials are `{status: 'not_shown'}` unless `mayViewDenials` allows.
+ * of them it allows for `confirm`, and denials are `{status: 'not_shown'}` unless `mayViewDenials` allows, and tenant ids are folded into
+ * `other_tenants` unless `mayViewTenants` allows.
  */
 @Injectable()
 export class ConsoleSnapshotService {
@@ -50,11 +52,17 @@ export class ConsoleSnapshotService {
     const confirmable = runs && viewer ? await this.access.filter(viewer, 'confirm', runs) : runs;
     return Object.freeze({
       schema_version: 1 as const,
-      admission: this.admission ? consoleAdmission(this.admission.status()) : null,
+      admission: this.admission ? consoleAdmission(this.admissionStatus(this.admission, viewer)) : null,
       runs: runs ? runs.map(consoleRun) : null,
       confirmations: confirmable ? await this.confirmations.of(confirmable).catch(() => null) : null,
-      denials: viewer === null || mayView(this.options, viewer) ? await this.denials() : NOT_SHOWN,
+      denials: viewer === null || mayView(this.options.mayViewDenials, viewer) ? await this.denials() : NOT_SHOWN,
     });
+  }
+
+  /** The admission status; tenant ids only for a viewer `mayViewTenants` allows (or without principal options). */
+  private admissionStatus(admission: AdmissionService, viewer: Principal | null): AdmissionStatus {
+    const status = admission.status();
+    return viewer === null || mayView(this.options.mayViewTenants, viewer) ? status : statusWithoutTenantIds(status);
   }
 
   private async visibleRuns(viewer: Principal | null): Promise<readonly OwnedRun[] | null> {
@@ -76,10 +84,10 @@ export class ConsoleSnapshotService {
   }
 }
 
-/** The app's `mayViewDenials`; a throw is `false`. */
-function mayView(options: ResolvedConsoleOptions, viewer: Principal): boolean {
+/** One of the app's `mayView…` rules; a throw is `false`. */
+function mayView(rule: (principal: Principal) => boolean, viewer: Principal): boolean {
   try {
-    return options.mayViewDenials(viewer) === true;
+    return rule(viewer) === true;
   } catch {
     return false;
   }
