@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import { referenceAdmissionConfig, TRIAL_TENANT } from '../../src/reference-app/reference-config';
 import { ANONYMOUS_TENANT, TENANT_HEADER } from '../../src/reference-app/reference-tenant';
 import { createFreshDatabase, type FreshDatabase } from '../support/fresh-database';
@@ -34,6 +35,18 @@ describe.each([
   // the operator (an approver) sees tenant ids; see "tenant ids only for approvers" below
   const OPERATOR = { authorization: 'Bearer operator-token' };
   const status = async () => (await service.http.send('/admission/status', { headers: OPERATOR }).result).body;
+
+  /** A POST with `x-tenant-id` sent once per value (two header lines), which the test client cannot send. */
+  const invokeWithTenantHeaders = (values: string[]) =>
+    new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      const request = http.request(new URL('/agents/repeated/invoke-now', service.http.baseUrl), { method: 'POST', headers: { [TENANT_HEADER]: values, 'content-type': 'application/json' } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      });
+      request.on('error', reject);
+      request.end('{"work_ms":0}');
+    });
 
   async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -126,6 +139,16 @@ describe.each([
       expect(refused.status).toBe(400);
       expect(refused.body).toMatchObject({ status_code: 400, code: 'invalid_tenant_id' });
       expect((await status()).per_agent.empty).toBeUndefined();
+    });
+
+    it('refuses a repeated tenant header with 400 invalid_tenant_id: its joined value would be a fresh tenant without the limits or rate', async () => {
+      for (const values of [[TRIAL_TENANT, TRIAL_TENANT], ['someone-else', TRIAL_TENANT]]) {
+        const refused = await invokeWithTenantHeaders(values);
+        expect(refused.status).toBe(400);
+        expect(refused.body).toMatchObject({ status_code: 400, code: 'invalid_tenant_id' });
+      }
+      expect((await invokeWithTenantHeaders(['single'])).status).toBe(200);
+      expect((await status()).per_agent.repeated).toBeUndefined();
     });
   });
 
