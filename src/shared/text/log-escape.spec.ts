@@ -11,6 +11,12 @@ describe('logField', () => {
     expect(field).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028]/);
   });
 
+  it('escapes bidi overrides, isolates and invisible format characters, which reorder how a line reads', () => {
+    expect(logField('ab\u202ecd\u2066x\u2069\u200b\u200f\ufeff')).toBe('"ab\\u202ecd\\u2066x\\u2069\\u200b\\u200f\\ufeff"');
+    // letters of other scripts stay as they are
+    expect(logField('müller-日本-عربي')).toBe('"müller-日本-عربي"');
+  });
+
   it('escapes quotes and backslashes so a field cannot be faked', () => {
     expect(logField('a" wait_ms="0\\')).toBe('"a\\" wait_ms=\\"0\\\\"');
   });
