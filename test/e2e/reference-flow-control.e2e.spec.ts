@@ -117,7 +117,7 @@ describe.each([
       const calls = [invoke('acme-corp', 'p', WORK_MS), invoke('globex-inc', 'q', WORK_MS)];
       const seen = await until(status, (s) => s.per_tenant?.['acme-corp']?.active === 1 && s.per_tenant?.['globex-inc']?.active === 1);
       expect(Object.keys(seen.per_tenant).sort()).toEqual(['acme-corp', 'globex-inc']);
-      for (const headers of [{}, { authorization: 'Bearer alice-token' }]) {
+      for (const headers of [{}, { authorization: 'Bearer alice-token' }] as Array<Record<string, string>>) {
         const answer = await service.http.send('/admission/status', { headers }).result;
         expect(answer.status).toBe(200);
         expect(answer.body.per_tenant).toEqual({});
