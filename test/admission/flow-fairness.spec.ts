@@ -113,30 +113,19 @@ describe.each(ADMISSION_VARIANTS)('%s controller', (variantName) => {
       expect(grantedAt - queuedAt).toBeLessThanOrEqual(2000 + 100);
     });
 
-    it('after one aging period a low request competes as normal and wins on its older start tag', async () => {
-      const { controller, clock, settle } = await setup({ defaultAgentLimit: 1, overflow: 'queue', priorityAgingMs: 1000 });
+    it.each([
+      ['after one aging period a low request competes as normal and wins on its older start tag', 1000, 1000, 'low'],
+      ["priorityAgingMs 'infinity' turns aging off", 'infinity', 1_000_000, 'normal'],
+    ] as const)('%s', async (_name, priorityAgingMs, waitedMs, first) => {
+      const { controller, clock, settle } = await setup({ defaultAgentLimit: 1, overflow: 'queue', priorityAgingMs, defaultQueueTimeoutMs: 'infinity' });
       const log = new GrantLog(controller);
       await log.take('hold', 'a', { tenant: 'x' });
       void log.take('low', 'a', { tenant: 'l', priority: 'low' });
-      clock.advance(1000);
+      clock.advance(waitedMs);
       void log.take('normal', 'a', { tenant: 'n' });
       await settle();
-      log.releaseOldest();
-      await settle();
-      expect(log.order).toEqual(['hold', 'low']);
-    });
-
-    it("priorityAgingMs 'infinity' turns aging off", async () => {
-      const { controller, clock, settle } = await setup({ defaultAgentLimit: 1, overflow: 'queue', priorityAgingMs: 'infinity', defaultQueueTimeoutMs: 'infinity' });
-      const log = new GrantLog(controller);
-      await log.take('hold', 'a', { tenant: 'x' });
-      void log.take('low', 'a', { tenant: 'l', priority: 'low' });
-      clock.advance(1_000_000);
-      void log.take('normal', 'a', { tenant: 'n' });
-      await settle();
-      log.releaseOldest();
-      await settle();
-      expect(log.order).toEqual(['hold', 'normal']);
+      await log.releaseInTurn(1, settle);
+      expect(log.order).toEqual(['hold', first]);
     });
   });
 });
