@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { agentRuntimeDataSourceOptions } from '../../src/database/data-source.factory';
+import { poolOf } from '../../src/database/postgres-pool';
 import { agentRuntimeErrorAnswer } from '../../src/http/http-error-mapper';
 import { PostgresAuditLog } from '../../src/policy/audit-log/postgres-audit-log';
 import { RuntimePolicyError } from '../../src/policy/runtime-policy.errors';
@@ -42,6 +43,12 @@ describe('PostgresAuditLog.verify while the database refuses connections', () =>
     const log = new PostgresAuditLog(dataSource);
     await log.init();
     await setConnections(false);
+    // the pool drops its terminated idle clients when their error event arrives; until then a query
+    // could take one and fail 57P01 (terminated) instead of reaching the refusal this test is about
+    const pool = poolOf(dataSource) as unknown as { idleCount: number };
+    const droppedBy = Date.now() + 5000;
+    while (pool.idleCount > 0 && Date.now() < droppedBy) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(pool.idleCount).toBe(0);
 
     const failure = await log.verify().then(
       () => null,

@@ -14,7 +14,7 @@ import { Admission } from '../../src/admission/admission.decorator';
 import { AdmissionError } from '../../src/admission/admission.errors';
 import { AdmissionModule } from '../../src/admission/admission.module';
 import { AgentRuntimeExceptionFilter } from '../../src/http/agent-runtime-exception.filter';
-import { AdmissionStatusController } from '../../src/reference-app/status.controller';
+import { AdmissionStatusController, REFERENCE_PRINCIPALS } from '../../src/reference-app/status.controller';
 import { RunnerError } from '../../src/runner/runner.errors';
 import { HttpClient, type HttpResult } from './support/http-client';
 
@@ -113,7 +113,8 @@ async function startApp(config: AdmissionConfig): Promise<{ app: INestApplicatio
   const moduleRef = await Test.createTestingModule({
     imports: [AdmissionModule.forRoot(config)],
     controllers: [FlowRoutes, AdmissionStatusController],
-    providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }],
+    // the reference status route shows tenant ids to approvers only: every caller here is one
+    providers: [{ provide: APP_FILTER, useClass: AgentRuntimeExceptionFilter }, { provide: REFERENCE_PRINCIPALS, useValue: () => ({ id: 'operator', roles: ['approver'] }) }],
   })
     .overrideProvider(AdmissionController)
     .useValue(controller)
