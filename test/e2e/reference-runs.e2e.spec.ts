@@ -1,3 +1,4 @@
+import { eventually } from '../support/eventually';
 import { RecordingLogger } from './support/harness';
 import { AS_ALICE, useReferenceService } from './support/reference-service';
 import { SseConnection } from './support/sse-client';
@@ -65,7 +66,12 @@ describe('README walk-through: a run of the operator agent over HTTP and SSE', (
     const items = stream.messages.map((message) => JSON.parse(message.data));
     expect(items.map((item) => item.event?.kind ?? item.type)).toEqual(['user_message', 'model_turn', 'tool_response', 'final_output', 'terminal']);
     expect(items.at(-1)).toEqual({ seq: 5, type: 'terminal', status: 'completed' });
-    const ready = await service.http.send('/health/ready').result;
+    // The terminal item reaches this stream through NOTIFY on the store's listener connection, which
+    // can arrive before the driver's own commit reply; the run leaves `active` once that reply is in.
+    const ready = await eventually(async () => {
+      const answer = await service.http.send('/health/ready').result;
+      return answer.body?.info?.runs?.active === 0 && answer;
+    }, 5_000, 'readiness to count no active run');
     expect(ready.status).toBe(200);
     expect(ready.body.info.runs).toEqual({ status: 'up', accepting: true, active: 0 });
   });
