@@ -63,13 +63,16 @@ export class RunExecutions {
    * end and the run stays unfinished, owned here, so once this instance is gone another one takes it
    * over and resumes it from its ledger checkpoint (spec 08 §4). A cancel that cannot be written (the
    * database is down) still aborts the invocation, whose driver then writes the ending itself, repeated
-   * until it lands. Then waits up to `graceMs` for the invocations to wind down; terminal writes still
-   * failing after that stop repeating.
+   * until it lands. A run whose invocation already ended is left to its driver: the pause or ending it
+   * writes (or has written) stands, and a cancel would overwrite a pause that just landed. Then waits
+   * up to `graceMs` for the invocations to wind down; terminal writes still failing after that stop
+   * repeating.
    */
   async windDown(cancel: (runId: string) => Promise<unknown>, shared: boolean, graceMs: number): Promise<void> {
     const runs = [...this.active];
+    const executing = runs.filter(([, active]) => !active.ended);
     await Promise.all(
-      runs.map(async ([runId, active]) => (shared && (await this.handedOver(runId, active))) || cancel(runId).catch(() => active.controller.abort('shutdown'))),
+      executing.map(async ([runId, active]) => (shared && (await this.handedOver(runId, active))) || cancel(runId).catch(() => active.controller.abort('shutdown'))),
     );
     const settled = Promise.all(runs.map(([, active]) => active.done));
     await within(settled, graceMs, this.clock).catch(() => undefined);

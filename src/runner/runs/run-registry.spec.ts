@@ -727,6 +727,28 @@ describe('RunRegistry (spec 03 §9)', () => {
       expect(t.registry.shutdown()).toBe(t.registry.shutdown());
     });
 
+    it('an invocation that paused before the shutdown keeps its pause while the pause is still being written', async () => {
+      const store = Object.assign(new InMemoryRunStore(), { survivesRestart: true });
+      const append = store.append.bind(store);
+      let release!: () => void;
+      const writing = new Promise<void>((resolve) => (release = resolve));
+      store.append = async (runId, item, options) => {
+        if (item.type === 'paused') await writing;
+        return append(runId, item, options);
+      };
+      const t = setup({ store });
+      const { run_id, invocation } = await t.start();
+      invocation.admit('inv-1').pause(['call-1']);
+      await flush();
+      expect(t.registry.status().active).toBe(1);
+      const shutdown = t.registry.shutdown();
+      await flush();
+      release();
+      await shutdown;
+      expect(await t.registry.get(run_id)).toMatchObject({ status: 'paused', pending_call_ids: ['call-1'], error: null });
+      expect(t.registry.status().active).toBe(0);
+    });
+
     it('on the in-memory store, which a restart empties: cancels the paused runs too (reason shutdown) and discards their continuations', async () => {
       const t = setup();
       const paused = await pausedRun(t);
