@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { ExecutionContext } from '@nestjs/common';
 
 /** The header that names the tenant an invocation is done for (set by a gateway in front of the service). */
@@ -17,15 +18,8 @@ const NO_SINGLE_TENANT = '';
  * escape its tenant's limits and rate.
  */
 export function tenantOf(context: ExecutionContext): string {
-  const request = context.switchToHttp().getRequest<{ headers: Record<string, unknown>; rawHeaders?: readonly string[] }>();
+  const request = context.switchToHttp().getRequest<IncomingMessage>();
   const value = request.headers[TENANT_HEADER];
   if (typeof value !== 'string') return ANONYMOUS_TENANT;
-  return copiesOf(request.rawHeaders ?? [], TENANT_HEADER) > 1 ? NO_SINGLE_TENANT : value;
-}
-
-/** How many times `name` (lower case) is among the raw header names (`[name, value, name, value, …]`). */
-function copiesOf(rawHeaders: readonly string[], name: string): number {
-  let copies = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) copies++;
-  return copies;
+  return request.headersDistinct[TENANT_HEADER]!.length > 1 ? NO_SINGLE_TENANT : value;
 }
