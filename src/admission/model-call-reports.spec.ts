@@ -12,9 +12,9 @@ function selfRetried(): object {
 describe('ModelCallReports and isProviderOverloadError', () => {
   function reporter() {
     const reports: WorkReport[] = [];
-    const reports$ = new ModelCallReports();
-    reports$.attach({ report: (report: WorkReport) => void reports.push(report) } as unknown as Permit);
-    return { reports, model: reports$ };
+    const model = new ModelCallReports();
+    model.attach({ report: (report: WorkReport) => void reports.push(report) } as unknown as Permit);
+    return { reports, model };
   }
 
   it('reports the first overloaded call at once and nothing after it', () => {

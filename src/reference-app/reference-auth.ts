@@ -63,7 +63,7 @@ export function referencePrincipalResolver(users: readonly ReferenceUser[]): Res
 /** Approvers may read, follow, list and confirm any run; cancelling stays with the owner. */
 export const referenceAuthorizeRun: AuthorizeRun = (principal, action) => hasRole(principal, APPROVER_ROLE) && action !== 'cancel';
 
-/** True for an approver: sees the console's denials. */
+/** True for an approver: sees the console's denials and which tenants have work (console and `/admission/status`). */
 export const isApprover = (principal: Principal): boolean => hasRole(principal, APPROVER_ROLE);
 
 /** The one start-up line about the demo users: names and roles, never tokens. */

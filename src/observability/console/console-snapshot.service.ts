@@ -26,8 +26,8 @@ const NOT_SHOWN: ConsoleDenials = Object.freeze({ status: 'not_shown' });
  * status, the runs of the `RunRegistry` with their pending confirmations, and the newest denials of
  * the Postgres audit log. A missing module gives its section as `null`; building never throws. For a
  * viewer principal, runs are those `RunsModule`'s access rule allows for `list`, confirmations those
- * of them it allows for `confirm`, and denials are `{status: 'not_shown'}` unless `mayViewDenials` allows, and tenant ids are folded into
- * `other_tenants` unless `mayViewTenants` allows.
+ * of them it allows for `confirm`; denials are `{status: 'not_shown'}` unless `mayViewDenials` allows,
+ * and tenant ids are folded into `other_tenants` unless `mayViewTenants` allows.
  */
 @Injectable()
 export class ConsoleSnapshotService {
